@@ -1,0 +1,25 @@
+"""`python -m shiftgit` and the `shiftgit` console script.
+
+Git hooks take a fast path that never imports click, jsonschema or pygit2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+GIT_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "pre-push")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) >= 2 and args[0] == "hook" and args[1] in GIT_HOOKS:
+        from shiftgit.githooks import run_hook
+
+        return run_hook(args[1], args[2:])
+    from shiftgit.cli import cli
+
+    return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""`shiftgit demo`: a self-contained tour in a temporary repository, using the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b  # bug\n"
+TESTS = ("from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+         "def test_sub():\n    assert sub(5, 3) == 2\n")
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+
+
+class Tour:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = dict(os.environ)
+        self.env.pop("SHIFT_RUN", None)
+        for who in ("AUTHOR", "COMMITTER"):
+            self.env.setdefault(f"GIT_{who}_NAME", "shiftgit demo")
+            self.env.setdefault(f"GIT_{who}_EMAIL", "demo@shiftgit.invalid")
+
+    def say(self, text: str) -> None:
+        print(f"\n## {text}", flush=True)
+
+    def sh(self, *argv: str, show: bool = True, ok: tuple[int, ...] = (0,)) -> int:
+        shown = " ".join(argv).replace(f"{sys.executable} -m shiftgit", "shiftgit")
+        shown = shown.replace(sys.executable, "python")
+        if show:
+            print(f"$ {shown}", flush=True)
+        proc = subprocess.run(argv, cwd=self.root, env=self.env, text=True, capture_output=True)
+        out = (proc.stdout + proc.stderr).rstrip()
+        if show and out:
+            print("\n".join("  " + line for line in out.splitlines()[-25:]), flush=True)
+        if proc.returncode not in ok:
+            raise SystemExit(f"demo step failed ({proc.returncode}): {shown}")
+        return proc.returncode
+
+    def sg(self, *args: str, ok: tuple[int, ...] = (0,)) -> int:
+        return self.sh(sys.executable, "-m", "shiftgit", *args, ok=ok)
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def run(directory: str | None) -> int:
+    if directory:
+        root = Path(directory).resolve()
+        if root.exists() and any(root.iterdir()):
+            print(f"shiftgit: {root} is not empty; give a new or empty directory", file=sys.stderr)
+            return 2
+        root.mkdir(parents=True, exist_ok=True)
+        return tour(root)
+    with tempfile.TemporaryDirectory(prefix="shiftgit-demo-") as tmp:
+        return tour(Path(tmp))
+
+
+def tour(root: Path) -> int:
+    t = Tour(root)
+    print(f"shiftgit tour in {root}")
+    t.say("A small project with a bug in sub()")
+    t.sh("git", "init", "-q", "-b", "main", show=False)
+    t.write("calc.py", CALC)
+    t.write("tests/test_calc.py", TESTS)
+    t.write("conftest.py", "")
+    t.write(".gitignore", "__pycache__/\n.pytest_cache/\n")
+    t.sh("git", "add", "-A", show=False)
+    t.sh("git", "commit", "-q", "-m", "initial", show=False)
+    t.say("Once per repo: .shift/, repo-local git config, hooks")
+    t.sg("init", "--hooks", "git")
+    t.sh("git", "add", "-A")
+    t.sh("git", "commit", "-q", "-m", "set up shiftgit")
+    t.say("An agent starts a run with a contract")
+    t.sg("start", "fix-sub", "--goal", "make calc correct", "--stop-when", "all calc tests pass",
+         "--constraint", "never edit tests/ to make them pass")
+    t.sh("git", "add", "-A")
+    t.sh("git", "commit", "-q", "-m", "start fix-sub")
+    t.say("check runs a command and keeps its real result (exit code passes through)")
+    t.sg("check", "--name", "unit", "-q", "--", *PYTEST, ok=(1,))
+    t.say("checkpoint records what git sees, the evidence and the next action")
+    t.write("calc.py", CALC.replace("return a + b  # bug", "return a - b"))
+    t.sg("check", "--name", "unit", "-q", "--", *PYTEST)
+    t.sg("checkpoint", "--step", "fixed sub()", "--next", "add a test for negative numbers",
+         "--done-when", "test_sub_negative passes")
+    t.say("Commit the change with its ledger")
+    t.sh("git", "add", "-A")
+    t.sh("git", "commit", "-q", "-m", "fix sub")
+    t.say("The session dies here. A fresh process reads only what git holds:")
+    t.sg("status")
+    t.sg("show", "fix-sub", "--markdown")
+    t.say("Next: `shiftgit resume` decides resume / rollback / escalate and briefs the new process")
+    print("\ntour done.")
+    return 0

@@ -1,0 +1,303 @@
+"""The data model: frozen records, from_dict/to_dict, canonical bytes. No I/O.
+
+Every record keeps the keys it does not know in `extra`, so a document written by a newer
+shiftgit (same schema version) round-trips without losing data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+SCHEMA_VERSION = 1
+RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+STOP_REASONS = (
+    "completed", "waiting_for_approval", "blocked_external", "failed_after_retry_budget",
+    "budget_exhausted", "user_paused", "cancelled", "context_exhausted",
+)
+FINISH_STATUSES = ("completed", "blocked", "abandoned")
+RUN_STATUSES = ("active", "stopped", *FINISH_STATUSES)
+HISTORY_CAP = 100
+DONE_CAP = 50
+DECISIONS_CAP = 50
+
+R = TypeVar("R", bound="Record")
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _build(inner[0], value) if len(inner) == 1 else value
+    if isinstance(tp, type) and issubclass(tp, Record):
+        return tp.from_dict(value)
+    if origin is tuple:
+        return tuple(_build(args[0], v) for v in value)
+    if origin is Mapping or origin is dict:
+        return dict(value)
+    return value
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, tuple | list):
+        return [_dump(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _dump(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """Base of every ledger record: generic conversion, unknown keys kept in `extra`."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=True)
+
+    @classmethod
+    def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
+        hints = _hints(cls)
+        names = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}
+        kwargs = {name: _build(hints[name], data[name]) for name in names if name in data}
+        extra = {k: v for k, v in data.items() if k not in names}
+        return cls(**kwargs, extra=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        for f in dataclasses.fields(self):
+            if f.name != "extra":
+                out[f.name] = _dump(getattr(self, f.name))
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budgets(Record):
+    minutes: float | None = None
+    tokens: int | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contract(Record):
+    goal: str
+    stop_when: str
+    owner: str | None = None
+    budgets: Budgets = field(default_factory=Budgets)
+    allow: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    artifacts: tuple[str, ...] = ()
+    accept: tuple[str, ...] = ()
+    scope: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Constraint(Record):
+    id: str
+    text: str
+    status: str = "active"
+    added_at: str
+    lifted_at: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Amendment(Record):
+    id: str
+    at: str
+    field: str
+    old: Any = None
+    new: Any = None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check(Record):
+    id: str
+    name: str
+    argv: tuple[str, ...]
+    cwd: str = "."
+    timeout: float | None = None
+    env: tuple[str, ...] = ()
+    shell: bool = False
+    started_at: str
+    duration_s: float | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    outcome: Mapping[str, Any] = field(default_factory=dict)
+    failing: tuple[str, ...] = ()
+    output_tail: str = ""
+    output_sha256: str = ""
+    output_bytes: int = 0
+    content: str | None = None
+    covers: tuple[str, ...] = ()
+    junit: str | None = None
+    fresh: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChange(Record):
+    path: str
+    id: str | None = None
+    status: str = "M"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Item(Record):
+    text: str
+    seq: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision(Record):
+    text: str
+    rationale: str | None = None
+    seq: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class NextAction(Record):
+    action: str | None = None
+    done_when: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spend(Record):
+    tokens: int = 0
+    cost: float = 0.0
+    minutes: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checkpoint(Record):
+    id: str
+    seq: int
+    at: str
+    step: str | None = None
+    phase: str | None = None
+    milestone: bool = False
+    base: str | None = None
+    branch: str | None = None
+    tree: str | None = None
+    snapshot: str | None = None
+    files: tuple[FileChange, ...] = ()
+    checks: tuple[Check, ...] = ()
+    next: NextAction = field(default_factory=NextAction)
+    done: tuple[Item, ...] = ()
+    doing: tuple[Item, ...] = ()
+    blocked: tuple[Item, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    questions: tuple[Item, ...] = ()
+    note: str | None = None
+    spend: Spend = field(default_factory=Spend)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryEntry(Record):
+    id: str
+    seq: int
+    at: str
+    step: str | None = None
+    base: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Effect(Record):
+    key: str
+    kind: str
+    reversibility: str = "irreversible"
+    state: str = "planned"
+    argv: tuple[str, ...] = ()
+    probe: str | None = None
+    compensate: str | None = None
+    created_at: str
+    updated_at: str | None = None
+    exit_code: int | None = None
+    result: str | None = None
+    evidence: str | None = None
+    name: str | None = None
+    pid: int | None = None
+    port: int | None = None
+    attempts: int = 0
+    history: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approval(Record):
+    key: str
+    state: str = "requested"
+    reason: str | None = None
+    requested_at: str
+    decided_at: str | None = None
+    by: str | None = None
+    expires_at: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stop(Record):
+    reason: str
+    detail: str | None = None
+    at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Receipt(Record):
+    status: str
+    at: str
+    artifacts: tuple[str, ...] = ()
+    checks: tuple[Mapping[str, Any], ...] = ()
+    known_failures: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    reviewer_action: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ledger(Record):
+    schema_version: int = SCHEMA_VERSION
+    run: str
+    created_at: str
+    updated_at: str
+    status: str = "active"
+    contract: Contract
+    constraints: tuple[Constraint, ...] = ()
+    amendments: tuple[Amendment, ...] = ()
+    pending_checks: tuple[Check, ...] = ()
+    checkpoint: Checkpoint | None = None
+    history: tuple[HistoryEntry, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+    spend: Spend = field(default_factory=Spend)
+    stop: Stop | None = None
+    receipt: Receipt | None = None
+
+    def active_constraints(self) -> tuple[Constraint, ...]:
+        return tuple(c for c in self.constraints if c.status == "active")
+
+    def effect(self, key: str) -> Effect | None:
+        return next((e for e in self.effects if e.key == key), None)
+
+    def approval(self, key: str) -> Approval | None:
+        return next((a for a in self.approvals if a.key == key), None)
+
+
+def canonical_bytes(document: Mapping[str, Any]) -> bytes:
+    """Sorted keys, two-space indent, UTF-8, trailing newline: same content, same blob."""
+    return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def dumps(ledger: Ledger) -> bytes:
+    return canonical_bytes(ledger.to_dict())

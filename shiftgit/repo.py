@@ -1,0 +1,149 @@
+"""The one place a repository is opened, and the git subprocess helper."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shiftgit.errors import GitError, UsageError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+SHIFT_DIR = ".shift"
+# Variables a git hook inherits that must not leak into our own plumbing calls.
+HOOK_VARS = ("GIT_INDEX_FILE",)
+
+
+def git(cwd: str | Path, *args: str, input: str | bytes | None = None,
+        env: Mapping[str, str] | None = None, check: bool = True) -> str:
+    """Run git, return stdout. A failure raises GitError with the command and stderr."""
+    data = input.encode() if isinstance(input, str) else input
+    proc = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True,
+                          env=dict(env) if env is not None else None)
+    if check and proc.returncode != 0:
+        raise GitError(list(args), proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in HOOK_VARS}
+    env.update(overrides)
+    return env
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    blob: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class Repo:
+    root: Path
+    git_dir: Path
+    common_dir: Path
+
+    @classmethod
+    def open(cls, cwd: str | Path | None = None) -> Repo:
+        where = Path(cwd or os.getcwd())
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
+                              cwd=where, capture_output=True, text=True)
+        lines = proc.stdout.splitlines()
+        if proc.returncode != 0 or len(lines) < 3:
+            raise UsageError(f"{where}: not a git repository (or a bare one); run shiftgit inside a "
+                             "work tree, or `git init` first")
+        common = Path(lines[2])
+        if not common.is_absolute():
+            common = (where / common).resolve()
+        return cls(Path(lines[0]), Path(lines[1]), common)
+
+    def git(self, *args: str, input: str | bytes | None = None, env: Mapping[str, str] | None = None,
+            check: bool = True) -> str:
+        return git(self.root, *args, input=input, env=env, check=check)
+
+    @property
+    def shift_dir(self) -> Path:
+        return self.root / SHIFT_DIR
+
+    def private(self, *parts: str) -> Path:
+        """A path inside this worktree's git dir, never committed."""
+        path = self.git_dir.joinpath("shift", *parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def head(self) -> str | None:
+        out = self.git("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
+        return out or None
+
+    def branch(self) -> str | None:
+        out = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False).strip()
+        return out or None
+
+    def worktree_tree(self) -> str:
+        """The tree of the working files (tracked and untracked, not ignored), `.shift/` left out.
+
+        Built in a private copy of the index: HEAD, the real index and the files stay untouched.
+        """
+        tmp = self.private(f"index.{os.getpid()}.tmp")
+        real = Path(self.git("rev-parse", "--git-path", "index").strip())
+        if not real.is_absolute():
+            real = self.root / real
+        try:
+            if real.exists():
+                shutil.copyfile(real, tmp)
+            env = clean_env(GIT_INDEX_FILE=str(tmp))
+            self.git("add", "-A", "--", ":/", env=env)
+            self.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
+            return self.git("write-tree", env=env).strip()
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def diff_trees(self, old: str | None, new: str) -> list[FileEntry]:
+        """Files that differ between two trees (or commits), with the new blob ids."""
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", old or EMPTY_TREE, new)
+        parts = out.split("\0")
+        entries: list[FileEntry] = []
+        for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+            if not meta.startswith(":"):
+                continue
+            _, _, _, blob, status = meta[1:].split(" ")
+            if path == SHIFT_DIR or path.startswith(SHIFT_DIR + "/"):
+                continue
+            entries.append(FileEntry(path, None if status == "D" else blob, status[0]))
+        return entries
+
+    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        args = ["commit-tree", tree, "-m", message]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.git(*args, env=identity_env()).strip()
+
+    def update_ref(self, ref: str, new: str, old: str | None = None, message: str = "shiftgit") -> None:
+        args = ["update-ref", "-m", message, ref, new]
+        if old is not None:
+            args.append(old)
+        self.git(*args)
+
+    def ref(self, name: str) -> str | None:
+        out = self.git("rev-parse", "--verify", "-q", name, check=False).strip()
+        return out or None
+
+    def show(self, rev_path: str) -> bytes | None:
+        """The bytes of `REV:path`, or None when it does not exist."""
+        proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=self.root, capture_output=True)
+        return proc.stdout if proc.returncode == 0 else None
+
+
+def identity_env() -> dict[str, str]:
+    """Plumbing that writes commits needs an identity; fall back when the user has none."""
+    env = clean_env()
+    probe = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, env=env)
+    if probe.returncode != 0:
+        for who in ("AUTHOR", "COMMITTER"):
+            env.setdefault(f"GIT_{who}_NAME", "shiftgit")
+            env.setdefault(f"GIT_{who}_EMAIL", "shiftgit@localhost")
+    return env
