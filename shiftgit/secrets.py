@@ -1,0 +1,399 @@
+"""Find and redact secrets in text bound for git: ledgers, notes, command output tails.
+
+Stdlib only and cheap: this runs on the commit path. Three kinds of evidence, strongest first:
+token formats with a vendor prefix (``ghp_``, ``AKIA``, ``sk-ant-``...), context (a
+``password=`` assignment, ``user:pass@`` in a URL, an ``Authorization`` header), and, for
+anything else, a long run of base64-ish characters that looks random. Hex never looks random
+here: git ids, sha256 digests and UUIDs fill ledgers and are not secrets.
+
+Speed: every pattern starts with a literal, so the regex engine skips ahead instead of trying
+each position; case-insensitive keys are searched in a lowercased copy of the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+
+@functools.cache
+def _re(pattern: str) -> re.Pattern[str]:
+    """Compile on first use: import stays cheap, and a scan compiles only the rules it needs."""
+    return re.compile(pattern)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret: the rule that matched and the span of the secret value in the scanned text."""
+
+    rule: str
+    start: int
+    end: int
+
+    def preview(self, text: str) -> str:
+        """Say what was found without repeating it: the rule and at most the first 4 characters."""
+        shown = min(4, (self.end - self.start) // 3)
+        return f"{self.rule}: {text[self.start:self.start + shown]}…"
+
+
+# -- value checks ----------------------------------------------------------------------------
+
+_LITERALS = frozenset(
+    "true false null none nil undefined required optional redacted hidden masked secret secrets "
+    "pass password passwd token tokens changeme string empty unset default example placeholder".split()
+)
+# `$VAR`, `%VAR%`, `<pw>`, `{{ x }}`, `[REDACTED:..]`, `@file`, `#fff`, globs and masks (`ab**`),
+# `self.token`, `aaaaaa`, `1500`, versions and dates
+_STAND_IN = (r"[$%<{\[@#]|.*\*|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|(.)\1*$|\d{1,9}$|\d+(?:[.:/-]\d+)+$")
+# a name, not a value: `token=next_token` (Python kwargs), `"input_token": "NextToken"`, `session-token`
+_NAME = (r"_*[A-Za-z]+(?:[_-][A-Za-z]+)+|_+[A-Za-z]+"
+         r"|(?i:_*[a-z]*(?:token|secret|pass|key|auth|credential)[a-z]*)")
+_CAMEL_WORDS = r"[a-z]*(?:[A-Z][a-z]+)*"
+
+
+def _has_digit(value: str) -> bool:
+    return any(ch.isdigit() for ch in value)
+
+
+def _has_both_cases(value: str) -> bool:
+    return any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
+
+
+def _is_stand_in(value: str) -> bool:
+    """A reference, placeholder or literal where a secret would go."""
+    return value.lower() in _LITERALS or _re(_STAND_IN).match(value) is not None
+
+
+def _is_secret_like(value: str) -> bool:
+    """Not a word, identifier or env var name: has a digit, or mixes case inside a word."""
+    return _has_digit(value) or (_has_both_cases(value) and not _re(_CAMEL_WORDS).fullmatch(value))
+
+
+def _is_generated(value: str) -> bool:
+    """Digits and both cases, as generated keys have (after a short, guessable prefix)."""
+    return _has_digit(value) and _has_both_cases(value)
+
+
+def _is_password(value: str) -> bool:
+    return not _is_stand_in(value)
+
+
+def _is_assigned(value: str, loose: bool) -> bool:
+    """`KEY=value` (env, CLI, query) and quoted values are trusted; `key: value`, `key = value` need more."""
+    if _is_stand_in(value) or _re(_NAME).fullmatch(value):
+        return False
+    return _is_secret_like(value) or not loose
+
+
+def _is_opaque(value: str, loose: bool) -> bool:
+    return _has_digit(value) and not _is_stand_in(value)
+
+
+def _always(value: str, loose: bool) -> bool:
+    return True
+
+
+# -- rules -----------------------------------------------------------------------------------
+# A rule runs only on texts that hold its hint (its pattern's literal prefix), and patterns start
+# with a literal so the regex engine skips ahead instead of trying every position.
+
+
+class _Token:
+    """A secret with its own format: a literal prefix (the hint), found in the original text."""
+
+    __slots__ = ("name", "hint", "pattern", "check", "bounded")
+
+    def __init__(self, name: str, hint: str, pattern: str, check: Callable[[str], bool] | None = None,
+                 bounded: bool = True) -> None:
+        self.name, self.hint, self.pattern, self.check, self.bounded = name, hint, pattern, check, bounded
+
+
+class _Context:
+    """A secret named by what precedes it: a key found in the lowercased text, then a value after it."""
+
+    __slots__ = ("name", "keys", "value", "check")
+
+    def __init__(self, name: str, keys: tuple[tuple[str, str], ...], value: str,
+                 check: Callable[[str, bool], bool]) -> None:
+        self.name, self.keys, self.value, self.check = name, keys, value, check
+
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_END = r"(?![A-Za-z0-9_-])"
+
+_TOKENS = (
+    _Token("private-key", "-----BEGIN", r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----[^\x00]*?"
+           r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?=\x00)|\Z)", bounded=False),
+    _Token("github-token", "gh", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END),
+    _Token("github-token", "github_pat_", r"github_pat_[A-Za-z0-9_]{40,251}" + _END),
+    _Token("gitlab-token", "gl", r"gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,64}" + _END),
+    _Token("aws-access-key", "A", r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    _Token("slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/"
+           r"(?P<v>[A-Za-z0-9_/+-]{20,})", bounded=False),
+    _Token("slack-token", "x", r"x(?:ox[abposre]|app-\d)-[A-Za-z0-9-]{10,250}" + _END),
+    _Token("stripe-key", "sk_", r"sk_(?:live|test)_[A-Za-z0-9]{10,247}" + _END),
+    _Token("stripe-key", "rk_", r"rk_(?:live|test)_[A-Za-z0-9]{10,247}" + _END),
+    _Token("stripe-key", "whsec_", r"whsec_[A-Za-z0-9]{24,247}" + _END),
+    _Token("anthropic-key", "sk-ant-", r"sk-ant-[A-Za-z0-9_-]{20,250}" + _END),
+    _Token("openai-key", "sk-", r"sk-(?!ant-)(?P<body>(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,250}"
+           r"|[A-Za-z0-9]{20,250})" + _END, _is_generated),
+    _Token("google-api-key", "AIza", r"AIza[A-Za-z0-9_-]{35}" + _END),
+    _Token("huggingface-token", "hf_", r"hf_(?P<body>[A-Za-z]{34})" + _END, _has_both_cases),
+    _Token("npm-token", "npm_", r"npm_[A-Za-z0-9]{36}" + _END),
+    _Token("pypi-token", "pypi-AgE", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    _Token("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END),
+    _Token("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    _Token("url-credentials", "://", r"://[^\s\x00:/?#@\"'<>\[\]\\]{0,64}:"
+           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_password, bounded=False),
+)
+
+_OP = r"\\?[\"']?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)"
+_KEY_OWNERS = tuple(word + sep for word in ("api", "access", "secret", "private", "signing", "encryption")
+                    for sep in ("", "_", "-"))  # `key` alone is too common: an effect's idempotency key
+_ASSIGNED = (r"\\?(?P<q>[\"'])(?P<v>[^\"'\s\x00\\]{6,256})\\?(?P=q)"
+             r"|(?P<u>[^\s\x00\"'`,;&()\[\]{}<>\\]{6,256})(?![^\s\x00\"'`,;&\\])")
+
+_CONTEXTS = (
+    _Context("aws-secret-key", (("aws", r"aws[\w.-]{0,30}?(?:secret|private)[\w.-]{0,30}?" + _OP
+                                 + r"\\?[\"']?"),),
+             r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", _always),
+    _Context("auth-header", (("authorization", r"authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+                                               r"(?:bearer|basic|token)[ \t]+"),
+                             ("bearer", r"bearer[ \t]+")),
+             r"(?P<v>[A-Za-z0-9._~+/-]{16,}=*)", _is_opaque),
+    _Context("secret-assignment", (("pass", r"pass(?:w(?:or)?d|phrase)" + _OP), ("secret", "secret" + _OP),
+                                   ("token", "token" + _OP), ("auth", "auth" + _OP),
+                                   ("credential", r"credentials?" + _OP), ("key", "key" + _OP)),
+             _ASSIGNED, _is_assigned),
+)
+
+
+# -- high entropy ----------------------------------------------------------------------------
+
+MIN_RANDOM_LENGTH = 20
+MAX_MEAN_SUBWORD = 2.5  # camelCase, snake_case and paths have longer subwords; random text ~1.9
+ENTROPY_FACTOR = 0.8  # random base62/64 text of length n: ~0.85-0.9 * log2(n) bits per character
+ENTROPY_CAP = 4.5
+
+
+class _RunChars(dict[int, int]):
+    """str.translate table: base64/base64url characters stay, everything else becomes a space."""
+
+    def __missing__(self, code: int) -> int:
+        return 32
+
+
+_RUN_CHARS = _RunChars({ord(c): ord(c) for c in "+/_-0123456789"} | {c: c for c in range(65, 91)}
+                       | {c: c for c in range(97, 123)})
+_RUN = f" [^ ]{{{MIN_RANDOM_LENGTH},}}"  # in translated text, after a space: a run starts there
+_SEPARATOR = r"[/_-]"
+_PIECE = f"[A-Za-z0-9+]{{{MIN_RANDOM_LENGTH},}}"
+_NOT_RANDOM = r"(?:0x)?[0-9a-fA-F-]+|sha\d+-.*"  # hex ids, digests, UUIDs; subresource integrity hashes
+_WORD = r"[A-Z]?[a-z]{3,}"
+_SUBWORD = r"[A-Z][a-z]+|[a-z]+|[A-Z]+(?![a-z])|[0-9]+"
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in (value.count(ch) for ch in set(value)))
+
+
+def _mean_subword(value: str) -> float:
+    parts = _re(_SUBWORD).findall(value)
+    return sum(map(len, parts)) / len(parts) if parts else math.inf
+
+
+def _looks_random(value: str) -> bool:
+    """Long, not hex, upper + lower + digits, short subwords, and high entropy for its length."""
+    n = len(value)
+    if n < MIN_RANDOM_LENGTH or _re(_NOT_RANDOM).fullmatch(value) or not _is_generated(value):
+        return False
+    if _mean_subword(value) >= MAX_MEAN_SUBWORD:
+        return False
+    return _entropy(value) >= min(ENTROPY_FACTOR * math.log2(n), ENTROPY_CAP)
+
+
+def _is_structured(run: str) -> bool:
+    """A path or a long snake/kebab name: judge its separator-free pieces, not the whole."""
+    parts = _re(_SEPARATOR).split(run)
+    if "/" in run and any(_re(_WORD).fullmatch(part) for part in parts):
+        return True
+    return len(parts) >= 4 and len(parts) * 10 > len(run)
+
+
+def _random_in_run(run: str) -> list[tuple[int, int]]:
+    """Spans (within `run`) that look random: the whole run, or pieces of a structured one."""
+    if run.islower() or run.isupper():  # nothing random lacks a case: the fast path for hex and names
+        return []
+    if _is_structured(run):
+        return [piece.span() for piece in _re(_PIECE).finditer(run) if _looks_random(piece.group())]
+    return [(0, len(run))] if _looks_random(run) else []
+
+
+def _random_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for run in _re(_RUN).finditer(" " + text.translate(_RUN_CHARS)):
+        offset = run.start()  # the leading space stands before the text: offsets shift by one
+        for start, end in _random_in_run(run.group()[1:]):
+            end += offset
+            padding = len(text[end:end + 2]) - len(text[end:end + 2].lstrip("="))
+            spans.append((start + offset, end + padding))
+    return spans
+
+
+# -- scanning ----------------------------------------------------------------------------------
+
+_NAMES = tuple(rule.name for rule in _TOKENS) + tuple(rule.name for rule in _CONTEXTS) + ("high-entropy",)
+_SHORTEST = len("://:x@h")  # no rule matches less
+Candidate = tuple[int, int, int]  # start, end, index into _NAMES (lower is stronger)
+
+
+def _token_candidates(text: str) -> list[Candidate]:
+    found = []
+    for index, rule in enumerate(_TOKENS):
+        if rule.hint not in text:
+            continue
+        pattern = _re(rule.pattern)
+        secret = "v" if "v" in pattern.groupindex else 0  # the span to redact
+        checked = "body" if "body" in pattern.groupindex else secret  # what the check looks at
+        for match in pattern.finditer(text):
+            if rule.bounded and match.start() > 0 and text[match.start() - 1] in _TOKEN_CHARS:
+                continue
+            if rule.check is None or rule.check(match.group(checked)):
+                found.append((*match.span(secret), index))
+    return found
+
+
+def _lowered(text: str) -> str:
+    """`text` lowercased with every character kept in place, so spans in it fit `text`."""
+    lower = text.lower()
+    if len(lower) == len(text):
+        return lower
+    return "".join(low if len(low) == 1 else ch for ch, low in ((ch, ch.lower()) for ch in text))
+
+
+def _key_ends(rule: _Context, lower: str) -> list[tuple[int, bool]]:
+    """Where a value may start after one of the rule's keys, and whether the key was loose (`: `, ` = `)."""
+    ends = []
+    for hint, key in rule.keys:
+        if hint not in lower:
+            continue
+        for match in _re(key).finditer(lower):
+            if hint == "key" and not lower.endswith(_KEY_OWNERS, 0, match.start()):
+                continue
+            op = match.groupdict().get("op") or ""
+            ends.append((match.end(), ":" in op or op[:1].isspace()))
+    return ends
+
+
+def _context_candidates(text: str) -> list[Candidate]:
+    found, lower = [], _lowered(text)
+    for index, rule in enumerate(_CONTEXTS, start=len(_TOKENS)):
+        for end, loose_key in _key_ends(rule, lower):
+            value = _re(rule.value).match(text, end)
+            if value is None:
+                continue
+            group = "u" if value.groupdict().get("u") is not None else "v"
+            if rule.check(value.group(group), loose_key and group == "u"):
+                found.append((*value.span(group), index))
+    return found
+
+
+def _overlap(a: Candidate, b: Candidate) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _merge(candidates: list[Candidate]) -> list[Finding]:
+    merged: list[list[int]] = []
+    for start, end, index in sorted(candidates):
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            last[1], last[2] = max(last[1], end), min(last[2], index)
+        else:
+            merged.append([start, end, index])
+    return [Finding(_NAMES[index], start, end) for start, end, index in merged]
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every secret in `text`, sorted by start; overlapping matches merge under the strongest rule.
+
+    A token format knows where a secret ends, so it beats an overlapping context match (which
+    would take `@host/path` after `https://x-access-token:<token>` along with the token).
+    """
+    if len(text) < _SHORTEST:
+        return []
+    tokens = _token_candidates(text)
+    contexts = [c for c in _context_candidates(text) if not any(_overlap(c, token) for token in tokens)]
+    high_entropy = len(_NAMES) - 1
+    return _merge(tokens + contexts + [(start, end, high_entropy) for start, end in _random_spans(text)])
+
+
+# -- redaction ---------------------------------------------------------------------------------
+
+_MAX_PASSES = 8
+
+
+def _replace(text: str, findings: list[Finding]) -> str:
+    parts, last = [], 0
+    for finding in findings:
+        parts += [text[last:finding.start], f"[REDACTED:{finding.rule}]"]
+        last = finding.end
+    return "".join(parts) + text[last:]
+
+
+def redact(text: str) -> str:
+    """`text` with each secret replaced by `[REDACTED:<rule>]`, repeated until nothing more is found.
+
+    A replacement can change what its neighbours look like (a path piece left on its own), so one
+    pass is not always idempotent; repeating is. Every finding holds unredacted characters, so it ends.
+    """
+    for _ in range(_MAX_PASSES):
+        findings = find_secrets(text)
+        if not findings:
+            break
+        text = _replace(text, findings)
+    return text
+
+
+def redact_obj(obj: object) -> object:
+    """A deep copy of a JSON-like value with every string redacted; dict keys are kept as they are.
+
+    Tuples become lists, as `json.dumps` writes them; other values are returned unchanged. The
+    strings are scanned as one text (no rule matches across the separator): one scan, not thousands.
+    """
+    strings: list[str] = []
+    _collect(obj, strings)
+    return _rebuild(obj, iter(_redact_all(strings)))
+
+
+_SEPARATOR_TEXT = "\x00\n"  # whitespace ends every value; the private-key rule stops at NUL
+
+
+def _redact_all(strings: list[str]) -> list[str]:
+    parts = redact(_SEPARATOR_TEXT.join(strings)).split(_SEPARATOR_TEXT)
+    return parts if len(parts) == len(strings) else [redact(text) for text in strings]
+
+
+def _collect(obj: object, strings: list[str]) -> None:
+    if isinstance(obj, str):
+        strings.append(obj)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            _collect(value, strings)
+    elif isinstance(obj, list | tuple):
+        for item in obj:
+            _collect(item, strings)
+
+
+def _rebuild(obj: object, redacted: Iterator[str]) -> object:
+    if isinstance(obj, str):
+        return next(redacted)
+    if isinstance(obj, dict):
+        return {key: _rebuild(value, redacted) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_rebuild(item, redacted) for item in obj]
+    return obj
