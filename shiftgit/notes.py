@@ -475,3 +475,13 @@ def _text(commit: str, blob: tuple[str, str, bytes] | None) -> str:
     if blob is None:
         raise GitError(["cat-file", "--batch"], f"the note blob of {commit} is missing")
     return blob[2].decode("utf-8", "replace")
+
+
+# -- shared with the other hot path, the git hooks (shiftgit.gitview) -------------------------------
+
+CatFile = _CatFile
+
+
+def parse_tree(data: bytes, width: int) -> dict[str, Entry]:
+    """A tree object's entries (name -> Entry) in a repository of `width`-hex ids."""
+    return _parse_tree(data, width // 2)
