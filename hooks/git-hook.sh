@@ -32,10 +32,10 @@ case $hook in
             echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
             exit 0
         fi
-        if [ -z "$SHIFT_RUN" ]; then  # no active run in this worktree: no gate, no trailers
-            gitdir=${GIT_DIR:-.git}
-            if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
-            [ -s "$gitdir/shift/active" ] || exit 0
+        gitdir=${GIT_DIR:-.git}
+        if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
+        if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
+            exit 0  # no active run in this worktree: no gate, no trailers
         fi ;;
     post-commit)  # a note only when the commit changed a ledger, or skipped the gate
         if [ -z "$SHIFT_SKIP" ] && git diff-tree --quiet -r --root --no-commit-id \
@@ -43,6 +43,30 @@ case $hook in
             exit 0
         fi ;;
 esac
+
+# 2b. commit-msg: the pre-commit hook of this same `git commit` (same parent pid) left the trailers
+if [ "$hook" = commit-msg ] && [ -f "$gitdir/shift/trailers" ]; then
+    msg=$1
+    text=
+    while IFS= read -r line || [ -n "$line" ]; do
+        case $line in
+            "# "*">8"*) break ;;  # `commit -v`: the diff below is not part of the message
+            "#"*) ;;
+            *[![:space:]]*) text=1; break ;;
+        esac
+    done < "$msg"
+    [ -n "$text" ] || exit 0  # an empty message aborts the commit: no trailer may rescue it
+    { read -r pid
+      if [ "$pid" = "$PPID" ]; then
+          set --
+          while IFS= read -r line; do
+              [ -z "$line" ] || set -- "$@" --trailer "$line"
+          done
+          [ "$#" -gt 0 ] || exit 0
+          exec git interpret-trailers --in-place --if-exists replace "$@" "$msg"
+      fi
+    } < "$gitdir/shift/trailers"
+fi
 
 # 3. shiftgit, with the interpreter it was installed with (PYTHONPATH and the rest pass through)
 if [ -x "$python" ]; then

@@ -8,10 +8,8 @@ validated before (see `shiftgit.validated`).
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftgit import ledgerdiff
 from shiftgit.scope import in_scope
@@ -20,8 +18,7 @@ STEP = '--step "<the step just done>"'
 SKIP = 'SHIFT_SKIP="<reason>" git commit ...'
 
 
-@dataclass(frozen=True)
-class Ledger:
+class Ledger(NamedTuple):
     """One run's ledger as the commit would record it, beside HEAD's."""
 
     run: str
@@ -32,21 +29,19 @@ class Ledger:
     changed: bool  # the index's version differs from HEAD's
 
 
-@dataclass(frozen=True)
-class Staging:
+class Staging(NamedTuple):
     """What the gate judges: the active run and the index git is about to commit."""
 
     run: str
     head: str | None
     paths: Mapping[str, str | None]  # staged path outside .shift/ -> staged blob id (None: deleted)
     ledgers: Mapping[str, Ledger]  # every run whose ledger changed, and the active run
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, Any]  # .shift/config.json as staged
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     rule: int
     what: str
     details: tuple[str, ...] = ()
@@ -229,6 +224,8 @@ def _in_scope(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
     outside = [p for p in sorted(staging.paths) if not in_scope(p, globs)]
     if not outside:
         return []
+    import shlex
+
     quoted = " ".join(shlex.quote(p) for p in outside)
     widen = " ".join(f"--scope {shlex.quote(g)}" for g in [*globs, *outside])
     return [Problem(6, f"staged path(s) outside run {staging.run}'s scope ({', '.join(globs)})", tuple(outside),
@@ -239,6 +236,8 @@ def _in_scope(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
 # -- rule 7 (config require_fresh_checks): the checks ran against the staged content ----------------
 
 def _fresh_checks(staging: Staging, point: Mapping[str, Any]) -> list[Problem]:
+    import shlex
+
     checks = [c for c in point.get("checks") or [] if isinstance(c, Mapping)]
     run = staging.run
     if not checks:

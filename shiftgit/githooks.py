@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from shiftgit import gate, gitview, handoff
 from shiftgit.errors import ShiftError
@@ -25,10 +24,10 @@ if TYPE_CHECKING:
     from shiftgit.repo import Repo
 
 BLOCKING = ("pre-commit", "commit-msg")  # their failure stops the commit
+TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed, then trailers
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     root: Path
     environ: Mapping[str, str]
     args: list[str]
@@ -85,6 +84,8 @@ def pre_commit(ctx: Context) -> int:
         ctx.say(gate.render(staging, problems))
         return 1
     _remember_validated(gitdir, staging)
+    ledger = staging.ledgers[run]
+    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
     return 0
 
 
@@ -140,25 +141,39 @@ def _remember_validated(gitdir: Path, staging: gate.Staging) -> None:
 
 # -- commit-msg: Shift-Run / Shift-Checkpoint trailers ----------------------------------------------
 
+def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping[str, object]) -> list[str]:
+    """The trailers of a commit whose staged ledger carries a checkpoint HEAD's does not (config `trailers`)."""
+    point = handoff.checkpoint_of(gitview.parse_json(staged))
+    before = handoff.checkpoint_of(gitview.parse_json(head))
+    if not config.get("trailers", True) or point is None or (before and before.get("id") == point.get("id")):
+        return []
+    return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
+
+
+def _leave_trailers(gitdir: Path, lines: list[str]) -> None:
+    """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python."""
+    path = gitdir / "shift" / TRAILERS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{line}\n" for line in [str(os.getppid()), *lines]), encoding="utf-8")
+
+
 def commit_msg(ctx: Context) -> int:
-    if not ctx.args:
-        return 0
-    config = gitview.parse_config(_read(ctx.root / gitview.CONFIG))
-    if not config.get("trailers", True):
-        return 0
+    """Add the trailers (the shim does it without Python when pre-commit left them; this is the rest)."""
     gitdir = gitview.git_dir(ctx.root, ctx.environ)
     run = gitview.active_run(ctx.root, gitdir, ctx.environ)
+    if not ctx.args or run is None:
+        return 0
     message = ctx.root / ctx.args[0]
-    if run is None or not _has_content(_read(message) or b""):
+    if not _has_content(_read(message) or b""):
         return 0  # an empty message aborts the commit: a trailer must not rescue it
     path = gitview.ledger_path(run)
     with Objects(ctx.root, ctx.env) as objects:
-        staged, head = objects.read([f":{path}", f"HEAD:{path}"])
-    point, before = handoff.checkpoint_of(gitview.parse_json(staged)), handoff.checkpoint_of(gitview.parse_json(head))
-    if point is None or (before is not None and before.get("id") == point.get("id")):
-        return 0
-    gitview.git(ctx.root, ctx.env, "interpret-trailers", "--in-place", "--if-exists", "replace",
-                "--trailer", f"Shift-Run: {run}", "--trailer", f"Shift-Checkpoint: {point['id']}", str(message))
+        staged, head, config = objects.read([f":{path}", f"HEAD:{path}", f":{gitview.CONFIG}"])
+    lines = trailers(run, staged, head, gitview.parse_config(config))
+    if lines:
+        args = [a for line in lines for a in ("--trailer", line)]
+        gitview.git(ctx.root, ctx.env, "interpret-trailers", "--in-place", "--if-exists", "replace", *args,
+                    str(message))
     return 0
 
 

@@ -13,9 +13,8 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftgit.errors import GitError, LedgerError, UsageError
 from shiftgit.notes import CatFile, parse_tree
@@ -95,8 +94,7 @@ def parse_config(data: bytes | None, where: str = CONFIG) -> dict[str, Any]:
 
 # -- the index git is about to commit ---------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A path whose staged content differs from HEAD's: blob ids (None: absent on that side)."""
 
     path: str

@@ -105,7 +105,8 @@ def check_summary(check: Mapping[str, Any]) -> str:
     else:
         status = f"exit {check.get('exit_code')}"
     outcome = _mapping(check.get("outcome"))
-    counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
+    counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped")
+                       if outcome.get(k) is not None and (outcome[k] or k != "skipped"))
     failing = [str(t) for t in check.get("failing") or []]
     text = f"{_one_line(check.get('name') or 'check')} {status}"
     if counts:

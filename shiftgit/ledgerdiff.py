@@ -16,8 +16,7 @@ change only the way shiftgit changes it, leaving a trace in the record itself:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 BUDGETS = ("minutes", "tokens", "cost")
 AMEND_FLAGS = {"goal": "--goal", "stop_when": "--stop-when", "owner": "--owner", "allow": "--allow",
@@ -31,8 +30,7 @@ _MISSING = object()
 Doc = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One dropped or rewritten record: what happened, and the shiftgit command that changes it properly."""
 
     kind: str
