@@ -4,8 +4,10 @@
 here import only the stdlib (jsonschema loads only for a ledger blob shiftgit never validated).
 Hooks read the index git hands them (`GIT_INDEX_FILE`), never modify a tracked file, and never
 stash, reset or check out anything. Git processes per hook: pre-commit 2 (`cat-file --batch`,
-`diff-index`), commit-msg 2 (`cat-file --batch`, `interpret-trailers`), post-commit 5
-(`cat-file --batch`, then the notes write: `cat-file`, `unpack-objects`, `commit-tree`, `update-ref`).
+`diff-index`); commit-msg 1 (`interpret-trailers`, run by the shim itself from what pre-commit left;
+this module's commit-msg, 2, serves the pre-commit framework and SHIFT_SKIP); post-commit 6 (the
+shim's `diff-tree`, `cat-file --batch`, then the notes write: `cat-file`, `unpack-objects`,
+`commit-tree`, `update-ref`).
 """
 
 from __future__ import annotations
