@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from shiftgit.notes import read_note, write_notes  # noqa: E402
+from shiftgit.notes import note_blobs, read_note, write_notes  # noqa: E402
 
 SG = [sys.executable, "-m", "shiftgit"]
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -153,6 +153,10 @@ def main() -> None:
         pairs = {name: (Repo(base / f"h{k}", hooks, notes, runs), Repo(base / f"b{k}", "none", notes, runs))
                  for k, (name, (notes, runs, hooks)) in enumerate(scenarios.items())}
         print(f"set up {2 * len(pairs)} repositories in {time.perf_counter() - started:.0f} s", flush=True)
+        for name, (hooked, _) in pairs.items():
+            commits = run(hooked.path, "git", "rev-list", "--count", "HEAD").strip()
+            runs = len(list((hooked.path / ".shift/runs").iterdir()))
+            print(f"  {name}: {commits} commits, {len(note_blobs(hooked.path))} notes, {runs} run(s)")
         times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in pairs}
         python: list[float] = []
         for i in range(args.warmup + args.rounds):

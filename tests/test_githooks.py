@@ -339,3 +339,24 @@ def test_worktrees_have_their_own_active_run(run_repo: Repo, tmp_path: Path) -> 
     wt.write("calc.py", BROKEN + "# wt\n")
     assert wt.commit("gated here").returncode == 1
     subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=run_repo.path, check=True)
+
+
+def imported(repo: Repo, *args: str) -> set[str]:
+    proc = repo.run([sys.executable, "-X", "importtime", "-m", "shiftgit", "hook", *args])
+    assert proc.returncode == 0, proc.stderr
+    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_the_commit_path_imports_no_click_pygit2_or_jsonschema(run_repo: Repo) -> None:
+    heavy = {"click", "pygit2", "jsonschema", "dataclasses", "shiftgit.ledger"}
+    run_repo.write("calc.py", BROKEN)
+    run_repo.ok("checkpoint", "--step", "light")
+    run_repo.git("add", "-A")
+    assert not heavy & imported(run_repo, "pre-commit")
+    path = run_repo.ledger_path("demo")
+    path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
+    run_repo.git("add", "-A")
+    assert "jsonschema" in imported(run_repo, "pre-commit")  # so the gate validates them
+    assert "jsonschema" not in imported(run_repo, "pre-commit")  # and remembers it did
+    assert run_repo.commit("light").returncode == 0
+    assert not heavy & imported(run_repo, "post-commit")
