@@ -130,7 +130,7 @@ def _files_match(staging: Staging, point: Mapping[str, Any] | None) -> list[Prob
     recorded = _recorded(point)
     missing = [p for p in sorted(staging.paths) if p not in recorded]
     edited = [p for p in sorted(staging.paths) if p in recorded and recorded[p] != staging.paths[p]]
-    seq = f"#{point.get('seq')}" if point else "(none yet)"
+    seq = f"#{point.get('seq')}" if point else "none yet"
     problems = []
     if missing:
         problems.append(Problem(3, f"staged path(s) missing from the checkpoint's changed files ({seq})",
