@@ -170,7 +170,8 @@ def test_reconcile_by_hand_and_by_probe(run_repo: Repo, tmp_path: Path) -> None:
     marker = tmp_path / "deployed"
     probe = f"{sys.executable} -c \"import os, sys; sys.exit(0 if os.path.exists({str(marker)!r}) else 1)\""
     slow = [sys.executable, "-c", "import time; time.sleep(30)"]
-    assert run_effect(run_repo, "d", "--reversible", "--probe", probe, "--timeout", "0.5", "--", *slow).returncode == 124
+    proc = run_effect(run_repo, "d", "--reversible", "--probe", probe, "--timeout", "0.5", "--", *slow)
+    assert proc.returncode == 124
     proc = run_repo.sg("effect", "reconcile", "d", "--probe")  # no terminal, no --yes: refused
     assert proc.returncode == 2 and "--yes" in proc.stderr
     run_repo.ok("effect", "reconcile", "d", "--probe", "--yes")
