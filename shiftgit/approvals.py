@@ -16,6 +16,7 @@ from typing import Any
 
 from shiftgit.errors import UsageError
 from shiftgit.ledger import Approval, Ledger
+from shiftgit.secrets import find_secrets
 from shiftgit.store import Store
 
 KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+=-]{0,127}$"
@@ -37,6 +38,8 @@ def validate_key(key: str) -> str:
     if not _KEY.match(key):
         raise UsageError(f"bad effect key {key!r}: use 1-128 of A-Z a-z 0-9 . _ : / @ + = -, starting with a "
                          "letter or digit (e.g. migrate-0042)")
+    if find_secrets(key):  # it would be stored redacted, and the key would no longer find its record
+        raise UsageError(f"effect key {key!r} looks like a secret; use a descriptive key (e.g. migrate-0042)")
     return key
 
 

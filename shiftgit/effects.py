@@ -101,7 +101,7 @@ def check_kind(ledger: Ledger, kind: str) -> str | None:
 
 def validate_input(spec: EffectInput) -> None:
     validate_key(spec.key)
-    if not _KIND.match(spec.kind):
+    if not _KIND.match(spec.kind) or find_secrets(spec.kind):
         raise UsageError(f"bad effect kind {spec.kind!r}: use 1-64 of A-Z a-z 0-9 . _ : - (e.g. db_migration)")
     if spec.reversibility is not None and spec.reversibility not in REVERSIBILITY:
         raise UsageError(f"unknown reversibility {spec.reversibility!r}; use one of {', '.join(REVERSIBILITY)}")

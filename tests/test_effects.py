@@ -137,6 +137,7 @@ def test_bad_input_is_one_line_and_writes_nothing(run_repo: Repo, tmp_path: Path
     before = run_repo.ledger_path("demo").read_bytes()
     cases = [
         ("effect", "run", "--key", "bad key", "--kind", "job", "--", "true"),
+        ("effect", "run", "--key", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", "--kind", "job", "--", "true"),
         ("effect", "run", "--key", "k", "--kind", "", "--", "true"),
         ("effect", "run", "--key", "k", "--kind", "job", "--repeatable"),
         ("effect", "run", "--key", "k", "--kind", "job", "--probe", "'unclosed", "--", "true"),
