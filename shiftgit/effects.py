@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from shiftgit import approvals, evidence, procs
 from shiftgit.approvals import now_iso, validate_key
 from shiftgit.errors import CheckFailed, UsageError
-from shiftgit.ledger import Effect, Ledger
+from shiftgit.ledger import FINISH_STATUSES, Effect, Ledger
 from shiftgit.secrets import find_secrets, redact
 from shiftgit.store import Store
 
@@ -99,6 +99,12 @@ def check_kind(ledger: Ledger, kind: str) -> str | None:
     return None
 
 
+def check_open(ledger: Ledger) -> None:
+    if ledger.status in FINISH_STATUSES:
+        raise UsageError(f"run {ledger.run!r} is finished ({ledger.status}); it causes no more effects: start a "
+                         "new run for new work")
+
+
 def validate_input(spec: EffectInput) -> None:
     validate_key(spec.key)
     if not _KIND.match(spec.kind) or find_secrets(spec.kind):
@@ -132,6 +138,7 @@ def _same(old: Effect, spec: EffectInput) -> None:
 
 def _admit(ledger: Ledger, spec: EffectInput) -> Effect | None:
     """Refuse what may not run now; return the completed record to replay, or None when it may run."""
+    check_open(ledger)
     refusal = check_kind(ledger, spec.kind)
     if refusal:
         raise UsageError(refusal)

@@ -19,7 +19,7 @@ from typing import Any
 
 from shiftgit import procs
 from shiftgit.approvals import now_iso
-from shiftgit.effects import check_kind, history_with, put, view, workdir_of
+from shiftgit.effects import check_kind, check_open, history_with, put, view, workdir_of
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.ledger import Effect, Ledger
 from shiftgit.secrets import find_secrets
@@ -91,6 +91,7 @@ def _claim(store: Store, run: str, key: str, name: str, argv: tuple[str, ...], p
            log: str) -> None:
     """Record the start as attempted before the process exists (a crash here leaves it `unknown`)."""
     def change(ledger: Ledger) -> Ledger:
+        check_open(ledger)
         refusal = check_kind(ledger, KIND)
         if refusal:
             raise UsageError(refusal)
