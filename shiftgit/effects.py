@@ -184,10 +184,13 @@ def run_effect(store: Store, run: str, spec: EffectInput, *, echo: BinaryIO | No
         raise UsageError("no command given; put it after `--`, e.g. `shiftgit effect run --key K --kind deploy "
                          "-- ./deploy.sh`")
     workdir = workdir_of(store, spec.cwd)
-    old = store.read(run).effect(spec.key)
+    ledger = store.read(run)
+    old = ledger.effect(spec.key)
     if old is not None and old.state == "attempted" and state_of(old) == "unknown":
         _mark_unknown(store, run, spec.key)
-    replay = _transition(store, run, spec, "planned")
+    replay = _admit(ledger, spec)  # refusals and replays need no lock and write nothing
+    if replay is None:
+        replay = _transition(store, run, spec, "planned")  # admitted again under the lock
     if replay is None:
         _pause(env, "after-planned")
         replay = _transition(store, run, spec, "attempted")
@@ -218,7 +221,7 @@ def _transition(store: Store, run: str, spec: EffectInput, state: str) -> Effect
         base = old or Effect(key=spec.key, kind=spec.kind, reversibility=_reversibility(None, spec), created_at=at)
         new = replace(base, state=state, argv=spec.argv, probe=spec.probe or base.probe,
                       compensate=spec.compensate or base.compensate, cwd=spec.cwd, timeout=spec.timeout,
-                      runner=procs.identity(), updated_at=at, history=history_with(base, {"at": at, "state": state}))
+                      runner=procs.identity(), updated_at=at)
         if state == "attempted":
             new = replace(new, attempts=base.attempts + 1, started_at=at, finished_at=None, exit_code=None,
                           duration_s=None, output_tail=None, output_sha256=None, result=None, evidence=None)
@@ -233,7 +236,11 @@ def _execute(store: Store, run: str, spec: EffectInput, workdir: Path, echo: Bin
     guard: list[Any] = []
 
     def started(pid: int) -> None:
-        guard.extend([pid, procs.guard_group(pid)])
+        try:
+            watchdog = procs.guard_group(pid)
+        except OSError:  # the parent-death signal still takes the command itself down with us
+            watchdog = None
+        guard.extend([pid, watchdog])
 
     try:
         result = evidence.run(spec.argv, cwd=str(workdir), timeout=spec.timeout, echo=echo, on_start=started)
@@ -264,7 +271,8 @@ def _finish(store: Store, run: str, key: str, *, state: str, fields: Mapping[str
         at = now_iso()
         old = ledger.effect(key)
         assert old is not None, f"effect {key} vanished from the ledger while it ran"
-        entry = {"at": at, "state": state, **{k: fields[k] for k in ("exit_code", "result") if k in fields}}
+        entry = {"at": at, "state": state, "attempt": old.attempts,
+                 **{k: fields[k] for k in ("exit_code", "result") if k in fields}}
         new = replace(old, state=state, finished_at=at, updated_at=at, history=history_with(old, entry), **fields)
         made.append(new)
         return put(ledger, new, at)

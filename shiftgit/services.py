@@ -103,8 +103,7 @@ def _claim(store: Store, run: str, key: str, name: str, argv: tuple[str, ...], p
         base = old or Effect(key=key, kind=KIND, reversibility="reversible", created_at=at)
         new = replace(base, state="attempted", name=name, argv=argv, port=port, cwd=cwd, log=log, pid=None,
                       process=None, runner=procs.identity(), attempts=base.attempts + 1, updated_at=at,
-                      compensate=f"shiftgit service stop --name {name}",
-                      history=history_with(base, {"at": at, "state": "attempted"}))
+                      compensate=f"shiftgit service stop --name {name}")
         return put(ledger, new, at)
 
     store.update(run, change)

@@ -40,7 +40,7 @@ def test_a_completed_key_runs_once_and_returns_its_recorded_result(run_repo: Rep
     assert lines(log) == ["applied"]
     stored = effect_of(run_repo, "warm-1")
     assert stored["state"] == "completed" and stored["attempts"] == 1 and stored["reversibility"] == "repeatable"
-    assert [h["state"] for h in stored["history"]] == ["planned", "attempted", "completed"]
+    assert [(h["state"], h["attempt"], h["exit_code"]) for h in stored["history"]] == [("completed", 1, 0)]
     assert stored["runner"]["pid"] > 0 and stored["argv"] == appender(log)
     run_repo.ok("validate")
 
