@@ -7,7 +7,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import Repo
+
+
+def with_demo_run(repo: Repo) -> Repo:
+    """shiftgit initialised without hooks and run `demo` started (nothing committed: effects need no commit)."""
+    repo.ok("init", "--hooks", "none")
+    repo.ok("start", "demo", "--goal", "make calc correct", "--stop-when", "tests pass")
+    return repo
+
+
+@pytest.fixture
+def effects_repo(repo: Repo) -> Repo:
+    return with_demo_run(repo)
 
 
 def appender(log: Path, text: str = "applied", code: int = 0) -> list[str]:
@@ -28,31 +41,31 @@ def run_effect(repo: Repo, key: str, *args: str, kind: str = "job") -> Any:
     return repo.sg("effect", "run", "--key", key, "--kind", kind, *args)
 
 
-def test_a_completed_key_runs_once_and_returns_its_recorded_result(run_repo: Repo, tmp_path: Path) -> None:
+def test_a_completed_key_runs_once_and_returns_its_recorded_result(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "warm.log"
-    first = run_effect(run_repo, "warm-1", "--repeatable", "--", *appender(log))
+    first = run_effect(effects_repo, "warm-1", "--repeatable", "--", *appender(log))
     assert first.returncode == 0, first.stderr
     for _ in range(2):
-        again = run_repo.sg("effect", "run", "--key", "warm-1", "--kind", "job", "--json", "--", *appender(log))
+        again = effects_repo.sg("effect", "run", "--key", "warm-1", "--kind", "job", "--json", "--", *appender(log))
         assert again.returncode == 0
         report = json.loads(again.stdout)
         assert report["ran"] is False and report["state"] == "completed" and report["exit_code"] == 0
     assert lines(log) == ["applied"]
-    stored = effect_of(run_repo, "warm-1")
+    stored = effect_of(effects_repo, "warm-1")
     assert stored["state"] == "completed" and stored["attempts"] == 1 and stored["reversibility"] == "repeatable"
     assert [(h["state"], h["attempt"], h["exit_code"]) for h in stored["history"]] == [("completed", 1, 0)]
     assert stored["runner"]["pid"] > 0 and stored["argv"] == appender(log)
-    run_repo.ok("validate")
+    effects_repo.ok("validate")
 
 
-def test_the_recorded_output_is_redacted(run_repo: Repo, tmp_path: Path) -> None:
+def test_the_recorded_output_is_redacted(effects_repo: Repo, tmp_path: Path) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     cmd = [sys.executable, "-c", "import os; print('token', os.environ['TOK'])"]
-    proc = run_repo.sg("effect", "run", "--key", "print-1", "--kind", "job", "--repeatable", "--", *cmd,
+    proc = effects_repo.sg("effect", "run", "--key", "print-1", "--kind", "job", "--repeatable", "--", *cmd,
                        env={"TOK": token})
     assert proc.returncode == 0
-    assert token not in run_repo.ledger_path("demo").read_text()
-    assert "REDACTED" in effect_of(run_repo, "print-1")["output_tail"]
+    assert token not in effects_repo.ledger_path("demo").read_text()
+    assert "REDACTED" in effect_of(effects_repo, "print-1")["output_tail"]
 
 
 def test_a_forbidden_or_unlisted_kind_is_refused_before_anything_is_recorded(repo: Repo, tmp_path: Path) -> None:
@@ -67,30 +80,30 @@ def test_a_forbidden_or_unlisted_kind_is_refused_before_anything_is_recorded(rep
     assert lines(log) == [] and repo.ledger_path("r").read_bytes() == before
 
 
-def test_an_irreversible_effect_needs_a_live_grant_for_its_own_key(run_repo: Repo, tmp_path: Path) -> None:
+def test_an_irreversible_effect_needs_a_live_grant_for_its_own_key(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "mail.log"
     args = ("--kind", "message", "--")  # no reversibility flag: irreversible by default
-    proc = run_repo.sg("effect", "run", "--key", "mail", *args, *appender(log))
+    proc = effects_repo.sg("effect", "run", "--key", "mail", *args, *appender(log))
     assert proc.returncode == 1 and "approval request mail" in proc.stderr
-    assert "effects" not in run_repo.ledger("demo") or not run_repo.ledger("demo")["effects"]
-    run_repo.ok("approval", "request", "other", "--reason", "unrelated")
-    run_repo.ok("approval", "grant", "other", "--by", "lead")
-    run_repo.ok("approval", "request", "mail", "--reason", "tell users")
-    assert run_repo.sg("effect", "run", "--key", "mail", *args, *appender(log)).returncode == 1
-    run_repo.ok("approval", "deny", "mail", "--by", "lead", "--reason", "not today")
-    assert run_repo.sg("effect", "run", "--key", "mail", *args, *appender(log)).returncode == 1
-    assert run_repo.sg("approval", "grant", "mail", "--by", "lead").returncode == 2  # denied: ask again first
-    run_repo.ok("approval", "request", "mail", "--reason", "tomorrow then")
-    run_repo.ok("approval", "grant", "mail", "--by", "lead", "--expires-in", "30")
-    _expire(run_repo, "mail")
-    assert run_repo.json("approval", "list")[1]["state"] == "expired"
-    assert run_repo.sg("effect", "run", "--key", "mail", *args, *appender(log)).returncode == 1
+    assert "effects" not in effects_repo.ledger("demo") or not effects_repo.ledger("demo")["effects"]
+    effects_repo.ok("approval", "request", "other", "--reason", "unrelated")
+    effects_repo.ok("approval", "grant", "other", "--by", "lead")
+    effects_repo.ok("approval", "request", "mail", "--reason", "tell users")
+    assert effects_repo.sg("effect", "run", "--key", "mail", *args, *appender(log)).returncode == 1
+    effects_repo.ok("approval", "deny", "mail", "--by", "lead", "--reason", "not today")
+    assert effects_repo.sg("effect", "run", "--key", "mail", *args, *appender(log)).returncode == 1
+    assert effects_repo.sg("approval", "grant", "mail", "--by", "lead").returncode == 2  # denied: ask again first
+    effects_repo.ok("approval", "request", "mail", "--reason", "tomorrow then")
+    effects_repo.ok("approval", "grant", "mail", "--by", "lead", "--expires-in", "30")
+    _expire(effects_repo, "mail")
+    assert effects_repo.json("approval", "list")[1]["state"] == "expired"
+    assert effects_repo.sg("effect", "run", "--key", "mail", *args, *appender(log)).returncode == 1
     assert lines(log) == []
-    run_repo.ok("approval", "request", "mail", "--reason", "once more")
-    run_repo.ok("approval", "grant", "mail", "--by", "lead")
-    run_repo.ok("effect", "run", "--key", "mail", *args, *appender(log))
+    effects_repo.ok("approval", "request", "mail", "--reason", "once more")
+    effects_repo.ok("approval", "grant", "mail", "--by", "lead")
+    effects_repo.ok("effect", "run", "--key", "mail", *args, *appender(log))
     assert lines(log) == ["applied"]
-    stored = next(a for a in run_repo.ledger("demo")["approvals"] if a["key"] == "mail")
+    stored = next(a for a in effects_repo.ledger("demo")["approvals"] if a["key"] == "mail")
     assert [h["state"] for h in stored["history"]] == ["requested", "denied", "requested", "granted", "requested"]
 
 
@@ -104,37 +117,37 @@ def _expire(repo: Repo, key: str) -> None:
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
-def test_grant_needs_a_request_and_refuses_inside_an_agent_session(run_repo: Repo) -> None:
-    proc = run_repo.sg("approval", "grant", "never-asked", "--by", "lead")
+def test_grant_needs_a_request_and_refuses_inside_an_agent_session(effects_repo: Repo) -> None:
+    proc = effects_repo.sg("approval", "grant", "never-asked", "--by", "lead")
     assert proc.returncode == 2 and "approval request never-asked" in proc.stderr
-    run_repo.ok("approval", "request", "k", "--reason", "r")
-    proc = run_repo.sg("approval", "grant", "k", "--by", "agent", env={"CLAUDECODE": "1"})
+    effects_repo.ok("approval", "request", "k", "--reason", "r")
+    proc = effects_repo.sg("approval", "grant", "k", "--by", "agent", env={"CLAUDECODE": "1"})
     assert proc.returncode == 2 and "agent session" in proc.stderr
-    assert run_repo.json("approval", "list")[0]["state"] == "requested"
+    assert effects_repo.json("approval", "list")[0]["state"] == "requested"
 
 
-def test_a_failed_key_may_run_again_and_exit_codes_pass_through(run_repo: Repo, tmp_path: Path) -> None:
+def test_a_failed_key_may_run_again_and_exit_codes_pass_through(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "job.log"
-    proc = run_effect(run_repo, "job-1", "--reversible", "--", *appender(log, "try", code=3))
+    proc = run_effect(effects_repo, "job-1", "--reversible", "--", *appender(log, "try", code=3))
     assert proc.returncode == 3
-    assert effect_of(run_repo, "job-1")["state"] == "failed"
-    run_repo.ok("effect", "run", "--key", "job-1", "--kind", "job", "--", *appender(log, "ok"))
-    stored = effect_of(run_repo, "job-1")
+    assert effect_of(effects_repo, "job-1")["state"] == "failed"
+    effects_repo.ok("effect", "run", "--key", "job-1", "--kind", "job", "--", *appender(log, "ok"))
+    stored = effect_of(effects_repo, "job-1")
     assert stored["state"] == "completed" and stored["attempts"] == 2 and stored["reversibility"] == "reversible"
     assert lines(log) == ["try", "ok"]
 
 
-def test_a_key_names_one_effect(run_repo: Repo, tmp_path: Path) -> None:
+def test_a_key_names_one_effect(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "x.log"
-    run_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--repeatable", "--", *appender(log))
+    effects_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--repeatable", "--", *appender(log))
     for args in (("--kind", "other", "--repeatable"), ("--kind", "job", "--irreversible")):
-        proc = run_repo.sg("effect", "run", "--key", "k", *args, "--", *appender(log))
+        proc = effects_repo.sg("effect", "run", "--key", "k", *args, "--", *appender(log))
         assert proc.returncode == 2 and "a key names one effect" in proc.stderr
     assert lines(log) == ["applied"]
 
 
-def test_bad_input_is_one_line_and_writes_nothing(run_repo: Repo, tmp_path: Path) -> None:
-    before = run_repo.ledger_path("demo").read_bytes()
+def test_bad_input_is_one_line_and_writes_nothing(effects_repo: Repo, tmp_path: Path) -> None:
+    before = effects_repo.ledger_path("demo").read_bytes()
     cases = [
         ("effect", "run", "--key", "bad key", "--kind", "job", "--", "true"),
         ("effect", "run", "--key", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", "--kind", "job", "--", "true"),
@@ -149,45 +162,45 @@ def test_bad_input_is_one_line_and_writes_nothing(run_repo: Repo, tmp_path: Path
         ("service", "start", "--name", "../x", "--", "true"),
     ]
     for args in cases:
-        proc = run_repo.sg(*args)
+        proc = effects_repo.sg(*args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert run_repo.ledger_path("demo").read_bytes() == before
+    assert effects_repo.ledger_path("demo").read_bytes() == before
 
 
-def test_a_timed_out_effect_is_unknown_and_waits_for_a_human(run_repo: Repo, tmp_path: Path) -> None:
+def test_a_timed_out_effect_is_unknown_and_waits_for_a_human(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "slow.log"
     slow = [sys.executable, "-c", f"import time; open({str(log)!r}, 'a').write('x\\n'); time.sleep(30)"]
-    proc = run_effect(run_repo, "slow", "--reversible", "--timeout", "1", "--", *slow)
+    proc = run_effect(effects_repo, "slow", "--reversible", "--timeout", "1", "--", *slow)
     assert proc.returncode == 124
-    assert effect_of(run_repo, "slow")["state"] == "unknown"
-    again = run_effect(run_repo, "slow", "--", *appender(log))
+    assert effect_of(effects_repo, "slow")["state"] == "unknown"
+    again = run_effect(effects_repo, "slow", "--", *appender(log))
     assert again.returncode == 1 and "effect reconcile slow" in again.stderr
     assert lines(log) == ["x"]
 
 
-def test_reconcile_by_hand_and_by_probe(run_repo: Repo, tmp_path: Path) -> None:
+def test_reconcile_by_hand_and_by_probe(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "x.log"
     marker = tmp_path / "deployed"
     probe = f"{sys.executable} -c \"import os, sys; sys.exit(0 if os.path.exists({str(marker)!r}) else 1)\""
     slow = [sys.executable, "-c", "import time; time.sleep(30)"]
-    proc = run_effect(run_repo, "d", "--reversible", "--probe", probe, "--timeout", "0.5", "--", *slow)
+    proc = run_effect(effects_repo, "d", "--reversible", "--probe", probe, "--timeout", "0.5", "--", *slow)
     assert proc.returncode == 124
-    proc = run_repo.sg("effect", "reconcile", "d", "--probe")  # no terminal, no --yes: refused
+    proc = effects_repo.sg("effect", "reconcile", "d", "--probe")  # no terminal, no --yes: refused
     assert proc.returncode == 2 and "--yes" in proc.stderr
-    run_repo.ok("effect", "reconcile", "d", "--probe", "--yes")
-    assert effect_of(run_repo, "d")["state"] == "failed"  # the probe said: it did not happen
+    effects_repo.ok("effect", "reconcile", "d", "--probe", "--yes")
+    assert effect_of(effects_repo, "d")["state"] == "failed"  # the probe said: it did not happen
     marker.write_text("7")
-    run_repo.ok("effect", "reconcile", "d", "--probe", "--yes", "--by", "ops")
-    stored = effect_of(run_repo, "d")
+    effects_repo.ok("effect", "reconcile", "d", "--probe", "--yes", "--by", "ops")
+    stored = effect_of(effects_repo, "d")
     assert stored["state"] == "completed" and stored["history"][-1]["probe_exit_code"] == 0
     assert stored["history"][-1]["by"] == "ops"
-    run_repo.ok("effect", "run", "--key", "d", "--kind", "job", "--", *appender(log))  # completed: replayed
+    effects_repo.ok("effect", "run", "--key", "d", "--kind", "job", "--", *appender(log))  # completed: replayed
     assert lines(log) == []
-    run_repo.ok("effect", "reconcile", "d", "--state", "compensated", "--evidence", "rolled back by hand")
-    proc = run_effect(run_repo, "d", "--", *appender(log))
+    effects_repo.ok("effect", "reconcile", "d", "--state", "compensated", "--evidence", "rolled back by hand")
+    proc = run_effect(effects_repo, "d", "--", *appender(log))
     assert proc.returncode == 1 and "compensated" in proc.stderr and lines(log) == []
-    proc = run_repo.sg("effect", "reconcile", "d", "--state", "failed", "--probe")
+    proc = effects_repo.sg("effect", "reconcile", "d", "--state", "failed", "--probe")
     assert proc.returncode == 2
 
 
@@ -205,12 +218,12 @@ def test_record_logs_an_outside_effect_even_when_the_contract_forbids_it(repo: R
     assert [e["state"] for e in repo.ledger("r")["effects"]] == ["completed", "failed"]
 
 
-def test_effects_outlive_checkpoints_and_stay_valid(run_repo: Repo, tmp_path: Path) -> None:
-    run_repo.ok("effect", "run", "--key", "a", "--kind", "job", "--repeatable", "--", *appender(tmp_path / "a"))
-    run_repo.ok("approval", "request", "b", "--reason", "r")
-    run_repo.write("calc.py", run_repo.read("calc.py") + "\n# more\n")
-    run_repo.ok("checkpoint", "--step", "s1")
-    run_repo.ok("checkpoint", "--step", "s2")
-    ledger = run_repo.ledger("demo")
+def test_effects_outlive_checkpoints_and_stay_valid(effects_repo: Repo, tmp_path: Path) -> None:
+    effects_repo.ok("effect", "run", "--key", "a", "--kind", "job", "--repeatable", "--", *appender(tmp_path / "a"))
+    effects_repo.ok("approval", "request", "b", "--reason", "r")
+    effects_repo.write("calc.py", effects_repo.read("calc.py") + "\n# more\n")
+    effects_repo.ok("checkpoint", "--step", "s1")
+    effects_repo.ok("checkpoint", "--step", "s2")
+    ledger = effects_repo.ledger("demo")
     assert [e["key"] for e in ledger["effects"]] == ["a"] and [a["key"] for a in ledger["approvals"]] == ["b"]
-    run_repo.ok("validate")
+    effects_repo.ok("validate")

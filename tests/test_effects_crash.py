@@ -18,9 +18,14 @@ from typing import Any
 
 import pytest
 from conftest import SG, Repo
-from test_effects import appender, lines
+from test_effects import appender, lines, with_demo_run
 
 from shiftgit import procs
+
+
+@pytest.fixture
+def effects_repo(repo: Repo) -> Repo:
+    return with_demo_run(repo)
 
 
 def spawn(repo: Repo, key: str, argv: list[str], *flags: str, pause: str = "") -> subprocess.Popen[str]:
@@ -63,42 +68,43 @@ def wait_gone(pid: int, seconds: float = 10) -> bool:
     return False
 
 
-def test_killed_after_planned_it_never_ran_and_runs_once_later(run_repo: Repo, tmp_path: Path) -> None:
+def test_killed_after_planned_it_never_ran_and_runs_once_later(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "k.log"
-    proc = spawn(run_repo, "k", appender(log), "--reversible", pause="after-planned")
+    proc = spawn(effects_repo, "k", appender(log), "--reversible", pause="after-planned")
     wait_for_pause(proc, "after-planned")
     kill(proc)
-    assert state(run_repo, "k") == "planned" and lines(log) == []
-    run_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
-    assert state(run_repo, "k") == "completed" and lines(log) == ["applied"]
+    assert state(effects_repo, "k") == "planned" and lines(log) == []
+    effects_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
+    assert state(effects_repo, "k") == "completed" and lines(log) == ["applied"]
 
 
-def test_killed_after_attempted_it_is_unknown_and_refused_until_reconciled(run_repo: Repo, tmp_path: Path) -> None:
+def test_killed_after_attempted_it_is_unknown_and_refused_until_reconciled(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "k.log"
-    proc = spawn(run_repo, "k", appender(log), "--reversible", pause="after-attempted")
+    proc = spawn(effects_repo, "k", appender(log), "--reversible", pause="after-attempted")
     wait_for_pause(proc, "after-attempted")
-    assert run_repo.ledger("demo")["effects"][0]["state"] == "attempted"  # durable before the command starts
+    assert effects_repo.ledger("demo")["effects"][0]["state"] == "attempted"  # durable before the command starts
     kill(proc)
-    assert state(run_repo, "k") == "unknown"
-    again = run_repo.sg("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
+    assert state(effects_repo, "k") == "unknown"
+    again = effects_repo.sg("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
     assert again.returncode == 1 and "effect reconcile k" in again.stderr
-    assert run_repo.ledger("demo")["effects"][0]["state"] == "unknown"  # now recorded as such
+    assert effects_repo.ledger("demo")["effects"][0]["state"] == "unknown"  # now recorded as such
     assert lines(log) == []
-    run_repo.ok("effect", "reconcile", "k", "--state", "failed", "--evidence", "the log shows it never ran")
-    run_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
+    effects_repo.ok("effect", "reconcile", "k", "--state", "failed", "--evidence", "the log shows it never ran")
+    effects_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
     assert lines(log) == ["applied"]
 
 
-def test_killed_after_the_command_finished_it_is_applied_once_and_never_again(run_repo: Repo, tmp_path: Path) -> None:
+def test_killed_after_the_command_finished_it_is_applied_once_and_never_again(effects_repo: Repo,
+                                                                              tmp_path: Path) -> None:
     log = tmp_path / "k.log"
-    proc = spawn(run_repo, "k", appender(log), "--reversible", pause="after-command")
+    proc = spawn(effects_repo, "k", appender(log), "--reversible", pause="after-command")
     wait_for_pause(proc, "after-command")
     kill(proc)
-    assert lines(log) == ["applied"] and state(run_repo, "k") == "unknown"
+    assert lines(log) == ["applied"] and state(effects_repo, "k") == "unknown"
     for _ in range(2):
-        assert run_repo.sg("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log)).returncode == 1
-    run_repo.ok("effect", "reconcile", "k", "--state", "completed", "--evidence", "the log has the line")
-    run_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
+        assert effects_repo.sg("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log)).returncode == 1
+    effects_repo.ok("effect", "reconcile", "k", "--state", "completed", "--evidence", "the log has the line")
+    effects_repo.ok("effect", "run", "--key", "k", "--kind", "job", "--", *appender(log))
     assert lines(log) == ["applied"]
 
 
@@ -114,10 +120,10 @@ open(log, "a").write("finished\\n")
 
 
 @pytest.mark.parametrize("target", ["pid", "group"])
-def test_killing_the_runner_kills_the_command_and_its_children(run_repo: Repo, tmp_path: Path,
+def test_killing_the_runner_kills_the_command_and_its_children(effects_repo: Repo, tmp_path: Path,
                                                                target: str) -> None:
     log, pids = tmp_path / "k.log", tmp_path / "pids"
-    proc = spawn(run_repo, "k", [sys.executable, "-c", GRANDPARENT, str(log), str(pids)], "--reversible")
+    proc = spawn(effects_repo, "k", [sys.executable, "-c", GRANDPARENT, str(log), str(pids)], "--reversible")
     deadline = time.monotonic() + 30
     while lines(log) != ["started"] and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -130,8 +136,8 @@ def test_killing_the_runner_kills_the_command_and_its_children(run_repo: Repo, t
         kill(proc)
     assert wait_gone(command), "the effect's command outlived the shiftgit process running it"
     assert wait_gone(grandchild), "a child of the effect's command outlived the shiftgit process"
-    assert state(run_repo, "k") == "unknown" and lines(log) == ["started"]
-    assert run_repo.sg("effect", "run", "--key", "k", "--kind", "job", "--", "true").returncode == 1
+    assert state(effects_repo, "k") == "unknown" and lines(log) == ["started"]
+    assert effects_repo.sg("effect", "run", "--key", "k", "--kind", "job", "--", "true").returncode == 1
 
 
 def stored_state(repo: Repo, key: str) -> str | None:
@@ -139,26 +145,26 @@ def stored_state(repo: Repo, key: str) -> str | None:
     return next((e["state"] for e in effects if e["key"] == key), None)
 
 
-def test_random_kills_never_apply_a_key_twice_nor_retry_an_unknown_one(run_repo: Repo, tmp_path: Path) -> None:
+def test_random_kills_never_apply_a_key_twice_nor_retry_an_unknown_one(effects_repo: Repo, tmp_path: Path) -> None:
     rng = random.Random(20240611)
     seen: dict[str, int] = {}
     started = time.monotonic()
-    run_repo.ok("effect", "run", "--key", "calibrate", "--kind", "job", "--reversible", "--", "true")
+    effects_repo.ok("effect", "run", "--key", "calibrate", "--kind", "job", "--reversible", "--", "true")
     whole = time.monotonic() - started  # one uninterrupted run
     for i in range(12):
         key, log = f"k{i}", tmp_path / f"k{i}.log"
         argv = [sys.executable, "-c", f"import time; time.sleep({rng.uniform(0, 0.2):.3f}); "
                 f"open({str(log)!r}, 'a').write('x\\n')"]
-        proc = spawn(run_repo, key, argv, "--reversible")
+        proc = spawn(effects_repo, key, argv, "--reversible")
         if i % 4 == 0:
             time.sleep(rng.uniform(0, 1.1) * whole)
         else:  # aim at the interesting part: from `planned` on, through the command, to the result
             deadline = time.monotonic() + 30
-            while stored_state(run_repo, key) is None and proc.poll() is None and time.monotonic() < deadline:
+            while stored_state(effects_repo, key) is None and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.005)
             time.sleep(rng.uniform(0, 0.5))
         kill(proc)
-        now = stored_state(run_repo, key)  # read from the file; the runner is dead, so attempted = unknown
+        now = stored_state(effects_repo, key)  # read from the file; the runner is dead, so attempted = unknown
         seen[str(now)] = seen.get(str(now), 0) + 1
         applied = len(lines(log))
         assert applied <= 1
@@ -167,23 +173,23 @@ def test_random_kills_never_apply_a_key_twice_nor_retry_an_unknown_one(run_repo:
             assert applied == 1
         if now in (None, "planned"):
             assert applied == 0
-        again = run_repo.sg("effect", "run", "--key", key, "--kind", "job", "--reversible", "--", *argv)
+        again = effects_repo.sg("effect", "run", "--key", key, "--kind", "job", "--reversible", "--", *argv)
         if now == "attempted":
             assert again.returncode == 1 and len(lines(log)) == applied  # never retried silently
             verdict = "completed" if applied else "failed"
-            run_repo.ok("effect", "reconcile", key, "--state", verdict, "--evidence", f"log has {applied} line(s)")
-            again = run_repo.sg("effect", "run", "--key", key, "--kind", "job", "--", *argv)
+            effects_repo.ok("effect", "reconcile", key, "--state", verdict, "--evidence", f"log has {applied} line(s)")
+            again = effects_repo.sg("effect", "run", "--key", key, "--kind", "job", "--", *argv)
         assert again.returncode == 0, again.stderr
-        assert stored_state(run_repo, key) == "completed" and len(lines(log)) == 1
+        assert stored_state(effects_repo, key) == "completed" and len(lines(log)) == 1
     print("states the random kills left:", json.dumps(seen, sort_keys=True))
-    run_repo.ok("validate")
+    effects_repo.ok("validate")
 
 
-def test_parallel_runs_of_one_key_apply_it_once(run_repo: Repo, tmp_path: Path) -> None:
+def test_parallel_runs_of_one_key_apply_it_once(effects_repo: Repo, tmp_path: Path) -> None:
     log = tmp_path / "k.log"
     argv = [sys.executable, "-c", f"import time; open({str(log)!r}, 'a').write('x\\n'); time.sleep(1)"]
     runners = [subprocess.Popen([*SG, "effect", "run", "--key", "k", "--kind", "job", "--reversible", "--", *argv],
-                                cwd=run_repo.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                cwd=effects_repo.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                for _ in range(4)]
     results: list[Any] = [(p.wait(), p.communicate()[1]) for p in runners]
     assert lines(log) == ["x"]
@@ -192,4 +198,4 @@ def test_parallel_runs_of_one_key_apply_it_once(run_repo: Repo, tmp_path: Path) 
     for code, err in results:
         if code == 1:
             assert "running now" in err
-    assert state(run_repo, "k") == "completed"
+    assert state(effects_repo, "k") == "completed"

@@ -14,8 +14,14 @@ from typing import Any
 
 import pytest
 from conftest import Repo
+from test_effects import with_demo_run
 
 from shiftgit import procs
+
+
+@pytest.fixture
+def effects_repo(repo: Repo) -> Repo:
+    return with_demo_run(repo)
 
 
 def free_port() -> int:
@@ -49,52 +55,53 @@ def wait_alive(repo: Repo, name: str, want: bool, seconds: float = 20) -> bool:
     return False
 
 
-def test_a_service_runs_detached_is_recorded_and_can_be_stopped(run_repo: Repo, started: list[int]) -> None:
+def test_a_service_runs_detached_is_recorded_and_can_be_stopped(effects_repo: Repo, started: list[int]) -> None:
     port = free_port()
-    proc = run_repo.run([sys.executable, "-m", "shiftgit", "service", "start", "--name", "web", "--port", str(port),
+    proc = effects_repo.run([sys.executable, "-m", "shiftgit", "service", "start", "--name", "web", "--port", str(port),
                          "--", sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], timeout=30)
     assert proc.returncode == 0, proc.stderr  # returned although the service still holds no pipe of ours
     pid = int(proc.stdout.strip())
     started.append(pid)
-    stored = next(e for e in run_repo.ledger("demo")["effects"] if e["key"] == "service:web")
+    stored = next(e for e in effects_repo.ledger("demo")["effects"] if e["key"] == "service:web")
     assert (stored["kind"], stored["state"], stored["reversibility"]) == ("service", "completed", "reversible")
     assert stored["pid"] == pid and stored["port"] == port and stored["argv"][-3:] == [str(port), "--bind",
                                                                                       "127.0.0.1"]
     assert stored["process"]["start"] == procs.start_ticks(pid)
     assert os.getsid(pid) == pid  # its own session: not in the caller's process group
-    assert wait_alive(run_repo, "web", True)
-    again = run_repo.sg("service", "start", "--name", "web", "--", sys.executable, "-c", "pass")
+    assert wait_alive(effects_repo, "web", True)
+    again = effects_repo.sg("service", "start", "--name", "web", "--", sys.executable, "-c", "pass")
     assert again.returncode == 1 and "already running" in again.stderr
-    run_repo.ok("service", "stop", "--name", "web")
+    effects_repo.ok("service", "stop", "--name", "web")
     assert not procs.pid_exists(pid)
-    assert service_row(run_repo, "web")["alive"] is False
-    assert next(e for e in run_repo.ledger("demo")["effects"] if e["key"] == "service:web")["state"] == "compensated"
+    assert service_row(effects_repo, "web")["alive"] is False
+    stopped = next(e for e in effects_repo.ledger("demo")["effects"] if e["key"] == "service:web")
+    assert stopped["state"] == "compensated"
     log = Path(stored["log"])
-    assert log.is_file() and str(run_repo.path / ".git") in str(log)
+    assert log.is_file() and str(effects_repo.path / ".git") in str(log)
 
 
-def test_a_killed_service_is_not_alive_and_a_reused_pid_is_not_it(run_repo: Repo, started: list[int]) -> None:
-    run_repo.ok("service", "start", "--name", "sleeper", "--", sys.executable, "-c", "import time; time.sleep(60)")
-    row = service_row(run_repo, "sleeper")
+def test_a_killed_service_is_not_alive_and_a_reused_pid_is_not_it(effects_repo: Repo, started: list[int]) -> None:
+    effects_repo.ok("service", "start", "--name", "sleeper", "--", sys.executable, "-c", "import time; time.sleep(60)")
+    row = service_row(effects_repo, "sleeper")
     started.append(row["pid"])
     assert row["alive"] is True and row["port"] is None
-    path = run_repo.ledger_path("demo")
+    path = effects_repo.ledger_path("demo")
     document = json.loads(path.read_text())
     document["effects"][0]["process"]["start"] += 1  # the same pid, another process
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    assert service_row(run_repo, "sleeper")["alive"] is False
+    assert service_row(effects_repo, "sleeper")["alive"] is False
     document["effects"][0]["process"]["start"] -= 1
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     os.kill(row["pid"], signal.SIGKILL)
-    assert wait_alive(run_repo, "sleeper", False)
+    assert wait_alive(effects_repo, "sleeper", False)
 
 
-def test_a_service_outlives_the_shiftgit_process_that_started_it(run_repo: Repo, started: list[int],
+def test_a_service_outlives_the_shiftgit_process_that_started_it(effects_repo: Repo, started: list[int],
                                                                 tmp_path: Path) -> None:
     marker = tmp_path / "ticks"
     script = f"import time\nwhile True:\n    open({str(marker)!r}, 'a').write('t\\n'); time.sleep(0.1)"
-    run_repo.ok("service", "start", "--name", "ticker", "--", sys.executable, "-c", script)
-    pid = service_row(run_repo, "ticker")["pid"]
+    effects_repo.ok("service", "start", "--name", "ticker", "--", sys.executable, "-c", script)
+    pid = service_row(effects_repo, "ticker")["pid"]
     started.append(pid)
     count = len(marker.read_text().splitlines()) if marker.exists() else 0
     time.sleep(0.5)
@@ -120,19 +127,19 @@ def _age_last_write(repo: Repo, minutes: float) -> None:
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
-def test_minutes_accrue_at_every_write_across_sessions_capped_when_idle(run_repo: Repo) -> None:
-    _age_last_write(run_repo, 10)
-    run_repo.ok("constraint", "add", "no friday deploys")  # any write counts the time since the last one
-    first = run_repo.ledger("demo")["spend"]["minutes"]
+def test_minutes_accrue_at_every_write_across_sessions_capped_when_idle(effects_repo: Repo) -> None:
+    _age_last_write(effects_repo, 10)
+    effects_repo.ok("constraint", "add", "no friday deploys")  # any write counts the time since the last one
+    first = effects_repo.ledger("demo")["spend"]["minutes"]
     assert 9.9 <= first <= 10.5
-    _age_last_write(run_repo, 180)  # the session died; nobody worked for three hours
-    run_repo.ok("approval", "request", "k", "--reason", "r")
-    second = run_repo.ledger("demo")["spend"]["minutes"]
+    _age_last_write(effects_repo, 180)  # the session died; nobody worked for three hours
+    effects_repo.ok("approval", "request", "k", "--reason", "r")
+    second = effects_repo.ledger("demo")["spend"]["minutes"]
     assert 29.9 <= second - first <= 30.5
-    _age_last_write(run_repo, 5)
-    run_repo.write("calc.py", run_repo.read("calc.py") + "\n# x\n")
-    run_repo.ok("checkpoint", "--step", "s", "--tokens", "10")
-    ledger = run_repo.ledger("demo")
+    _age_last_write(effects_repo, 5)
+    effects_repo.write("calc.py", effects_repo.read("calc.py") + "\n# x\n")
+    effects_repo.ok("checkpoint", "--step", "s", "--tokens", "10")
+    ledger = effects_repo.ledger("demo")
     assert 4.9 <= ledger["spend"]["minutes"] - second <= 5.5  # counted once, not by checkpoint and store both
     assert ledger["checkpoint"]["spend"] == ledger["spend"]
 
@@ -152,11 +159,11 @@ def test_a_spent_budget_shows_in_status(repo: Repo) -> None:
     assert "BUDGET EXHAUSTED: tokens" in text and "1100 tokens" in text
 
 
-def test_status_names_unknown_effects_and_pending_approvals(run_repo: Repo) -> None:
-    run_repo.ok("approval", "request", "ship", "--reason", "r")
-    proc = run_repo.sg("effect", "run", "--key", "slow", "--kind", "job", "--reversible", "--timeout", "0.5", "--",
+def test_status_names_unknown_effects_and_pending_approvals(effects_repo: Repo) -> None:
+    effects_repo.ok("approval", "request", "ship", "--reason", "r")
+    proc = effects_repo.sg("effect", "run", "--key", "slow", "--kind", "job", "--reversible", "--timeout", "0.5", "--",
                        sys.executable, "-c", "import time; time.sleep(10)")
     assert proc.returncode == 124
-    run = run_repo.json("status")["runs"][0]
+    run = effects_repo.json("status")["runs"][0]
     assert run["unknown_effects"] == ["slow"] and run["pending_approvals"] == ["ship"]
-    assert "effect outcome unknown: slow" in run_repo.ok("status").stdout
+    assert "effect outcome unknown: slow" in effects_repo.ok("status").stdout
