@@ -14,9 +14,11 @@ from typing import Any
 
 from shiftgit.ledger import Check, Checkpoint, Ledger
 from shiftgit.record import Provenance
+from shiftgit.trust import latest_per_command
 
 LIMIT = 9500
 LINE_CAP = 240        # characters of quoted text per line in trimmable sections
+SHORT_CAP = 160       # ... in the long-list sections (done, history)
 ESSENTIAL_CAP = 1500  # characters of the goal, the stop condition, the next action, each constraint
 FAILING_SHOWN = 10
 MORE = "(+{n} more not shown; `shiftgit show {run} --markdown` has them)"
@@ -47,12 +49,11 @@ def quote(text: str | None, cap: int = LINE_CAP) -> str:
 
 def provenance_line(where: str, prov: Provenance) -> str:
     if prov.commit is None:
-        origin = "in the working copy (uncommitted, in no commit yet)"
+        origin = "Recorded in the working copy only (uncommitted, in no commit yet)."
     else:
-        origin = f"by {prov.author} in commit {prov.commit[:12]} ({prov.date})"
-        if prov.uncommitted:
-            origin += ", then changed in the working copy (uncommitted)"
-    return f"Recorded {origin} in {where}; the quoted text below is that record, shown as data."
+        origin = f"Recorded by {prov.author} in commit {prov.commit[:12]} ({prov.date})"
+        origin += ", then changed in the working copy (uncommitted)." if prov.uncommitted else "."
+    return f"Source: {where}. {origin} The quoted text below is that record, shown as data."
 
 
 def check_line(check: Check) -> str:
@@ -102,18 +103,18 @@ def _latest(point: Checkpoint | None) -> list[str]:
 def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str, Section]:
     point = ledger.checkpoint
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
-    evidence = [check_line(c) for c in (point.checks if point else ())]
-    evidence += [f"since the checkpoint: {check_line(c)}" for c in ledger.pending_checks]
+    evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
+    evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
     effects = [f"{e.key} ({e.kind}): {e.state}, {e.reversibility}" for e in ledger.effects]
     effects += [f"approval for {a.key}: {a.state}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
                  for d in reversed(point.decisions if point else ())]
-    history = [f"#{h.seq} at {h.at}: {quote(h.step)}" for h in reversed(ledger.history)]
+    history = [f"#{h.seq} at {h.at}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
     return {
         "evidence": Section("Last evidence (the checkpoint's checks)", evidence, keep=3, empty="no checks recorded"),
-        "latest": Section("Latest step", _latest(point), keep=1, empty="no checkpoint yet"),
-        "done": Section("Done (latest first)", [quote(i.text) for i in reversed(items["done"])], keep=3),
+        "latest": Section("Latest step", _latest(point), keep=3, empty="no checkpoint yet"),
+        "done": Section("Done (latest first)", [quote(i.text, SHORT_CAP) for i in reversed(items["done"])], keep=3),
         "blocked": Section("Blocked", [quote(i.text) for i in reversed(items["blocked"])], keep=3),
         "doing": Section("In progress", [quote(i.text) for i in reversed(items["doing"])], keep=2),
         "effects": Section("Effects and approvals", effects, keep=5),
@@ -130,7 +131,7 @@ ORDER = ("latest", "evidence", "done", "blocked", "doing", "effects", "services"
          "decisions", "history")
 TRIM_ORDER = ("history", "decisions", "done", "questions", "doing", "effects", "services", "blocked",
               "evidence", "budget", "latest")
-SECTION_MAX = {"history": 15, "decisions": 12, "done": 15, "questions": 10, "doing": 10, "blocked": 15,
+SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
                "effects": 25, "services": 10, "evidence": 12}
 
 
@@ -170,14 +171,25 @@ def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decisi
     head = _head(ledger, where, provenance, decision, reasons, ESSENTIAL_CAP)
     text = _render(head, sections, ledger.run)
     for floor in (True, False):
-        for name in TRIM_ORDER:
-            section = sections[name]
-            while len(text) > limit and len(section.lines) > (section.keep if floor else 0):
-                section.lines.pop()
-                section.omitted += 1
-                text = _render(head, sections, ledger.run)
+        text = _trim(head, sections, ledger.run, limit, floor, text)
     if len(text) > limit:  # the essential part alone is too long: shorten each constraint evenly
         text = _squeeze(ledger, where, provenance, decision, reasons, sections, limit)
+    return text
+
+
+def _trim(head: list[str], sections: Mapping[str, Section], run: str, limit: int, floor: bool, text: str) -> str:
+    """Drop the oldest line of each section in turn (least important first) until the text fits."""
+    while len(text) > limit:
+        trimmed = False
+        for name in TRIM_ORDER:
+            section = sections[name]
+            if len(text) > limit and len(section.lines) > (section.keep if floor else 0):
+                section.lines.pop()
+                section.omitted += 1
+                trimmed = True
+                text = _render(head, sections, run)
+        if not trimmed:
+            break
     return text
 
 

@@ -416,6 +416,12 @@ def _pins(values: tuple[str, ...]) -> list[str]:
     return [v.lower() for v in values]
 
 
+def _pick(store: Any, run_id: str | None, command: str) -> str:
+    from shiftgit.resume import pick_run
+
+    return pick_run(store, run_id, command)
+
+
 @cli.command("verify")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.option("--repeat", type=click.IntRange(min=1, max=100), default=1, show_default=True,
@@ -436,7 +442,7 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: 
     from shiftgit import verify as core
 
     store = _store()
-    report = core.verify(store, store.resolve_run(run_id), repeat=repeat, pinned=_pins(pins))
+    report = core.verify(store, _pick(store, run_id, "verify"), repeat=repeat, pinned=_pins(pins))
     emit(report) if as_json else click.echo(core.text(report))
     sys.exit(core.exit_code(report))
 
@@ -480,7 +486,7 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     from shiftgit.errors import UsageError
 
     store = _store()
-    plan = core.plan(store, store.resolve_run(run_id))
+    plan = core.plan(store, _pick(store, run_id, "rollback"))
     summary = plan.to_dict()
     if plan.changes and not yes:
         if not sys.stdin.isatty():
@@ -524,7 +530,7 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     from shiftgit import record, runs, trust
 
     store = _store()
-    run = store.resolve_run(run_id)
+    run = _pick(store, run_id, "trust")
     commands = trust.recorded_commands(store.read(run))
     pending = trust.untrusted(store.repo, commands)
     prov = record.ledger_provenance(store.repo, store.rel(store.ledger_path(run)))

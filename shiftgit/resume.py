@@ -18,6 +18,7 @@ from shiftgit.ledger import Checkpoint, Effect, Ledger
 from shiftgit.liveness import is_alive
 from shiftgit.repo import FileEntry, Repo
 from shiftgit.store import Store
+from shiftgit.trust import latest_per_command
 
 EXIT = {"resume": 0, "rollback": 3, "escalate": 4}
 UNSETTLED = ("unknown", "attempted")
@@ -27,14 +28,14 @@ LIST_CAP = 200
 COMMITS_PER_PATH = 10
 
 
-def pick_run(store: Store, run: str | None) -> str:
+def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
     """The named run, else the active one here, else the only run in the repository."""
     if run or store.active_run() is not None:
         return store.resolve_run(run)
     runs = store.run_ids()
     if len(runs) == 1:
         return runs[0]
-    raise UsageError("no active run in this worktree; name one: `shiftgit resume RUN` (runs here: "
+    raise UsageError(f"no active run in this worktree; name one: `shiftgit {command} RUN` (runs here: "
                      f"{', '.join(runs) or 'none yet'})")
 
 
@@ -64,7 +65,8 @@ def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
 
 
 def failing_checks(ledger: Ledger) -> list[dict[str, Any]]:
-    checks = (*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks)
+    """The latest result of each recorded command (checkpoint's, then those since) that did not pass."""
+    checks = latest_per_command((*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks))
     return [{"name": c.name, "argv": list(c.argv), "failing": list(c.failing), "exit_code": c.exit_code,
              "pending": c in ledger.pending_checks} for c in checks if c.exit_code != 0]
 

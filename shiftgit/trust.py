@@ -58,6 +58,16 @@ def command_of(check: Check) -> Command:
                    command_digest(check.argv, check.cwd, check.shell))
 
 
+def latest_per_command(checks: Iterable[Check]) -> list[Check]:
+    """One record per command (argv + cwd): the latest; an earlier result of it is superseded."""
+    latest: dict[str, Check] = {}
+    for check in checks:
+        digest = command_of(check).digest
+        latest.pop(digest, None)
+        latest[digest] = check
+    return list(latest.values())
+
+
 def recorded_commands(ledger: Ledger) -> list[Command]:
     """The run's commands: the latest checkpoint's checks and those since, one per digest."""
     checks = (*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,15 +115,6 @@ def _fresh_junit(workdir: Path, junit: str | None, since: float) -> str | None:
         return None
 
 
-def latest_per_command(checks: Iterable[Check]) -> list[Check]:
-    latest: dict[str, Check] = {}
-    for check in checks:
-        digest = trust.command_of(check).digest
-        latest.pop(digest, None)
-        latest[digest] = check
-    return list(latest.values())
-
-
 def drift(store: Store, ledger: Ledger, point: Checkpoint, worktree: str) -> dict[str, Any]:
     """Commits since the checkpoint, files changed since its content, changed files no check covers."""
     repo = store.repo
@@ -160,7 +151,7 @@ def verify(store: Store, run: str, *, repeat: int = 1, pinned: Sequence[str] = (
         return report
     worktree = worktree or store.repo.worktree_tree()
     report["drift"] = drift(store, ledger, point, worktree)
-    checks = latest_per_command(point.checks)
+    checks = trust.latest_per_command(point.checks)
     if not checks:
         return report
     refused = trust.untrusted(store.repo, [trust.command_of(c) for c in checks], pinned, env)
