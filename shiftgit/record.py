@@ -16,6 +16,7 @@ from shiftgit.ledger import Checkpoint
 from shiftgit.repo import EMPTY_TREE, SHIFT_DIR, FileEntry, Repo, clean_env
 
 ZERO = "0" * 40
+PATHSPEC_CAP = 500
 
 
 @dataclass(frozen=True)
@@ -79,25 +80,44 @@ def checkpoint_tree(repo: Repo, point: Checkpoint) -> str | None:
 def _rebuild(repo: Repo, point: Checkpoint) -> str | None:
     tmp = repo.private(f"index.rebuild.{os.getpid()}.tmp")
     env = clean_env(GIT_INDEX_FILE=str(tmp))
+    paths = [f.path for f in point.files if f.id is not None and f.status != "D"]
+    at_head, at_base = _entries_at(repo, repo.head(), paths), _entries_at(repo, point.base, paths)
+    known = {p: at_head.get(p, []) + at_base.get(p, []) for p in paths}
+    lines = []
+    for f in point.files:
+        if f.status == "D" or f.id is None:
+            lines.append(f"0 {ZERO}\t{f.path}\n")
+        else:  # the mode git has for this exact content (HEAD first, then the base), else a plain file
+            mode = next((m for m, blob in known.get(f.path, []) if blob == f.id), None)
+            lines.append(f"{mode or _base_mode(known.get(f.path, []))} {f.id}\t{f.path}\n")
     try:
         repo.git("read-tree", point.base or EMPTY_TREE, env=env)
-        lines = [_index_line(repo, point.base, f.path, f.id, f.status) for f in point.files]
         if lines:
             repo.git("update-index", "--index-info", input="".join(lines), env=env)
-        repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
+        repo.git("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
         return repo.git("write-tree", "--missing-ok", env=env).strip() or None
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _index_line(repo: Repo, base: str | None, path: str, blob: str | None, status: str) -> str:
-    if status == "D" or blob is None:
-        return f"0 {ZERO}\t{path}\n"
-    mode = "100644"
-    if base is not None and status != "A":
-        listed = repo.git("ls-tree", base, "--", path, check=False).split(" ", 1)[0]
-        mode = listed if listed.isdigit() else mode
-    return f"{mode} {blob}\t{path}\n"
+def _base_mode(entries: list[tuple[str, str]]) -> str:
+    return entries[0][0] if entries else "100644"
+
+
+def _entries_at(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """path -> [(mode, blob)] in `commit`, for the given paths (one git call)."""
+    if commit is None or not paths:
+        return {}
+    wanted = set(paths)
+    spec = ["--", *paths] if len(paths) <= PATHSPEC_CAP else []  # a long list: read the whole tree instead
+    out = repo.git("ls-tree", "-r", "-z", "--full-tree", commit, *spec, check=False)
+    found: dict[str, list[tuple[str, str]]] = {}
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split(" ")
+        if len(parts) == 3 and parts[1] == "blob" and path in wanted:
+            found.setdefault(path, []).append((parts[0], parts[2]))
+    return found
 
 
 def edits_since(repo: Repo, point: Checkpoint, worktree: str) -> list[FileEntry] | None:

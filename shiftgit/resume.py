@@ -123,7 +123,7 @@ def changes(store: Store, ledger: Ledger, worktree: str, edits: Sequence[FileEnt
         "committed": [entry(e, by_path.get(e.path, [])) for e in committed][:LIST_CAP],
         "uncommitted": [entry(e, None) for e in uncommitted][:LIST_CAP],
         "after_checkpoint": sorted(after)[:LIST_CAP],
-        "covered_by_checkpoint": edits is not None and not after,
+        "covered_by_checkpoint": ledger.checkpoint is not None and edits is not None and not after,
     }
 
 

@@ -97,16 +97,18 @@ def rerun(root: Path, check: Check) -> Observation:
         result = evidence.run(argv, cwd=str(workdir), timeout=check.timeout)
     except ShiftError as exc:
         return Observation(None, False, 0.0, {"runner": "exit_code"}, str(exc))
-    junit = _fresh_junit(workdir, check.junit, started)
+    junit = _fresh_junit(root, workdir, check.junit, started)
     outcome = parse_outcome(check.argv, result.output, result.exit_code, junit)
     return Observation(result.exit_code, result.timed_out, result.duration_s, outcome.to_dict())
 
 
-def _fresh_junit(workdir: Path, junit: str | None, since: float) -> str | None:
-    """The JUnit file the rerun wrote; an older one left from before is not its evidence."""
+def _fresh_junit(root: Path, workdir: Path, junit: str | None, since: float) -> str | None:
+    """The JUnit file the rerun wrote (inside the work tree); an older one left from before is not its evidence."""
     if not junit:
         return None
-    path = workdir / junit
+    path = (workdir / junit).resolve()
+    if not path.is_relative_to(root.resolve()):
+        return None
     try:
         if path.stat().st_mtime < since - 1:
             return None

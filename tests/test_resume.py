@@ -267,3 +267,21 @@ def test_a_result_superseded_by_a_later_run_of_the_same_command_is_not_failing(r
     assert report["failing_checks"] == []
     assert report["verify"]["result"] == "reproduced" and len(report["verify"]["checks"]) == 1
     assert report["briefing"].count("-> exit") == 1
+
+
+def test_a_fresh_clone_rebuilds_the_checkpoint_content_with_its_modes(run_repo: Repo, tmp_path: Path) -> None:
+    run_repo.write("bin/run.sh", "#!/bin/sh\nexit 0\n")
+    os.chmod(run_repo.path / "bin" / "run.sh", 0o755)
+    run_repo.write("calc.py", CALC + "\n# more\n")
+    os.remove(run_repo.path / "conftest.py")
+    run_repo.ok("checkpoint", "--step", "added a script")
+    assert run_repo.commit("added a script").returncode == 0
+    other = clone(run_repo, tmp_path / "elsewhere")
+    tree = run_repo.ledger("demo")["checkpoint"]["tree"]
+    other.write("README.md", "edited in the clone\n")  # so no tree this clone writes equals the checkpoint's
+    assert other.run(["git", "cat-file", "-e", tree]).returncode != 0  # not sent by the clone
+    code, report = _resume(other, "demo", "--no-run")
+    assert other.run(["git", "cat-file", "-e", tree]).returncode == 0  # rebuilt from base + files, identical
+    assert (code, report["changes"]["after_checkpoint"]) == (3, ["README.md"]), report["reasons"]
+    os.remove(other.path / "README.md")
+    assert _resume(other, "demo", "--no-run")[1]["decision"] == "resume"

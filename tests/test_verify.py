@@ -168,3 +168,27 @@ def test_classify_compares_failing_ids_not_just_exit_codes() -> None:
     assert classify(_check(0), [_obs(_check(1, ("a",)))]) == "regressed"
     assert classify(recorded, [_obs(_check(1, ("a",))), _obs(_check(0))]) == "flaky"
     assert classify(_check(2, runner="exit_code"), [_obs(_check(3, runner="exit_code"))]) == "changed"
+
+
+def test_junit_evidence_is_reread_after_the_rerun(run_repo: Repo, tmp_path: Path) -> None:
+    failing = tmp_path / "failing"
+    failing.write_text("test_one")
+    run_repo.write(".gitignore", run_repo.read(".gitignore") + "build/\n")
+    writer = script(
+        "import os, sys\n"
+        f"bad = open({str(failing)!r}).read()\n"
+        "cases = ''.join(f'<testcase classname=\"suite\" name=\"{n}\">' + ('<failure/>' if n == bad else '')"
+        " + '</testcase>' for n in ('test_one', 'test_two', 'test_three'))\n"
+        "os.makedirs('build', exist_ok=True)\n"
+        "open('build/report.xml', 'w').write(f'<testsuite tests=\"3\">{cases}</testsuite>')\n"
+        "sys.exit(1)")
+    record_check(run_repo, writer, "--junit", "build/report.xml", code=1)
+    recorded = run_repo.ledger("demo")["checkpoint"]["checks"][0]
+    assert recorded["outcome"]["runner"] == "junit" and recorded["outcome"]["failed"] == 1
+    assert _verify(run_repo)[1]["checks"][0]["verdict"] == "reproduced"
+    failing.write_text("test_two")  # same exit code, same counts, another failing test
+    code, report = _verify(run_repo)
+    [check] = report["checks"]
+    assert code == 1 and check["verdict"] == "regressed"
+    assert any("test_two" in test for test in check["now"]["failing"])
+    assert not any("test_two" in test for test in check["recorded"]["failing"])

@@ -46,6 +46,6 @@ def edit_ledger(repo: Repo, run: str, change: Any) -> None:
 
 
 def clone(repo: Repo, target: Path) -> Repo:
-    repo.run(["git", "clone", "-q", str(repo.path), str(target)])
+    repo.run(["git", "clone", "-q", "--no-local", str(repo.path), str(target)])  # objects as a remote sends them
     assert (target / ".git").is_dir()
     return Repo(target)
