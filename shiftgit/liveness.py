@@ -4,22 +4,41 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 CONNECT_TIMEOUT = 0.3
 
 
-def process_state(pid: int, proc_root: Path = Path("/proc")) -> str | None:
-    """The one-letter state from /proc/PID/stat (R, S, D, Z, ...); None when there is no such process."""
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name (which may hold spaces or parentheses): [state, ppid, ...]."""
     try:
-        text = (proc_root / str(pid) / "stat").read_text()
-    except (FileNotFoundError, ProcessLookupError, NotADirectoryError):
-        return None
+        text = (Path("/proc") / str(pid) / "stat").read_text()
     except OSError:
-        return "?"
-    # The command name is in parentheses and may itself contain spaces or parentheses.
-    rest = text[text.rfind(")") + 1:].split()
-    return rest[0] if rest else "?"
+        return None
+    return text[text.rfind(")") + 1:].split()
+
+
+def process_state(pid: int) -> str | None:
+    """The one-letter state from /proc/PID/stat (R, S, D, Z, ...); None when there is no such process."""
+    fields = _stat(pid)
+    return (fields[0] if fields else "?") if fields is not None else None
+
+
+def same_process(pid: int, identity: Mapping[str, Any]) -> bool:
+    """A recorded identity (host, boot id, start ticks; see effects' procs.identity) still names this pid."""
+    if identity.get("host") not in (None, socket.gethostname()):
+        return False
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = None
+    if identity.get("boot") and boot and identity["boot"] != boot:
+        return False
+    fields = _stat(pid)
+    start = identity.get("start")
+    return not (isinstance(start, int) and fields is not None and len(fields) > 19 and int(fields[19]) != start)
 
 
 def pid_alive(pid: int) -> bool:
@@ -45,8 +64,11 @@ def port_open(port: int, host: str = "127.0.0.1", timeout: float = CONNECT_TIMEO
         return False
 
 
-def is_alive(pid: int | None, port: int | None) -> bool:
-    """The pid exists and is not a zombie, and, when a port was recorded, it accepts connections."""
+def is_alive(pid: int | None, port: int | None, identity: Mapping[str, Any] | None = None) -> bool:
+    """The pid exists, is not a zombie (nor a reused pid, when its identity was recorded), and, when a port
+    was recorded, the port accepts connections."""
     if pid is None or not pid_alive(pid):
+        return False
+    if identity and not same_process(pid, identity):
         return False
     return port is None or port_open(port)

@@ -61,7 +61,13 @@ def effect_entry(effect: Effect) -> dict[str, Any]:
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
     return [{"name": e.name or e.key, "key": e.key, "pid": e.pid, "port": e.port, "state": e.state,
-             "alive": is_alive(e.pid, e.port)} for e in ledger.effects if e.kind == "service"]
+             "alive": is_alive(e.pid, e.port, _identity(e))} for e in ledger.effects if e.kind == "service"]
+
+
+def _identity(effect: Effect) -> Mapping[str, Any] | None:
+    """The process identity `service start` records (a field once effects lands, kept in `extra` before)."""
+    value = getattr(effect, "process", None) or effect.extra.get("process")
+    return value if isinstance(value, Mapping) else None
 
 
 def failing_checks(ledger: Ledger) -> list[dict[str, Any]]:

@@ -285,3 +285,18 @@ def test_a_fresh_clone_rebuilds_the_checkpoint_content_with_its_modes(run_repo: 
     assert (code, report["changes"]["after_checkpoint"]) == (3, ["README.md"]), report["reasons"]
     os.remove(other.path / "README.md")
     assert _resume(other, "demo", "--no-run")[1]["decision"] == "resume"
+
+
+def test_a_reused_pid_is_not_the_recorded_service(run_repo: Repo) -> None:
+    proc, port = _listener()
+    try:
+        start = int(Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()[19])
+        for ticks, alive in ((start, True), (start + 1, False)):
+            identity = {"host": socket.gethostname(), "pid": proc.pid, "start": ticks}
+            edit_ledger(run_repo, "demo", lambda d, i=identity: d.update(effects=[
+                _effect("svc-web", "completed", "reversible", kind="service", name="web", pid=proc.pid,
+                        port=port, process=i)]))
+            assert _resume(run_repo, "--no-run")[1]["services"][0]["alive"] is alive, ticks
+    finally:
+        proc.kill()
+        proc.wait()
