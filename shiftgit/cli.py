@@ -444,3 +444,30 @@ def merge_driver(base: str, ours: str, theirs: str, path: str | None) -> None:
     for conflict in result.conflicts:
         click.echo(f"shiftgit: merge conflict: {conflict.line(where)}", err=True)
     sys.exit(1 if result.conflicts else 0)
+
+
+@cli.command("sync")
+@click.argument("remote", required=False)
+@json_option
+def sync_command(remote: str | None, as_json: bool) -> None:
+    """Share handoff notes and snapshots through a remote: fetch, merge by id, push (never forced).
+
+    REMOTE defaults to the current branch's upstream remote, else origin. Retries from the fetch
+    when the remote moved meanwhile.
+
+    \b
+    Example:
+      shiftgit sync origin
+    """
+    from shiftgit import sync
+
+    report = sync.sync(_store(require=False).repo, remote)
+    if as_json:
+        emit(report.to_dict())
+        return
+    click.echo(f"synced with {report.remote}: notes {report.notes} ({report.added} from the remote, "
+               f"{report.merged} merged, {report.total} in all)")
+    for ref, how in sorted(report.snapshots.items()):
+        click.echo(f"  {ref}: {how}")
+    if report.pushed:
+        click.echo(f"  pushed {', '.join(report.pushed)}")
