@@ -194,7 +194,9 @@ def _checkpoints(ours: Doc, theirs: Doc) -> tuple[Doc | None, list[Doc]]:
     """The winning checkpoint and the merged, capped history (the loser summarised in one line)."""
     points = [p for p in (ours.get("checkpoint"), theirs.get("checkpoint")) if p]
     winner = _pick(points, lambda p: (p["seq"], p["at"])) if points else None
-    entries = {h["id"]: h for h in [*ours.get("history", []), *theirs.get("history", [])]}
+    entries: dict[str, Doc] = {}
+    for entry in sorted([*ours.get("history", []), *theirs.get("history", [])], key=canon):
+        entries[entry["id"]] = entry  # one id twice (never in practice): the same pick from either side
     for point in points:
         if point is not winner and point["id"] not in entries:
             entries[point["id"]] = {k: point.get(k) for k in ("id", "seq", "at", "step", "base")}
