@@ -403,3 +403,20 @@ def demo(directory: str | None) -> None:
     from shiftgit import demo as tour
 
     sys.exit(tour.run(directory))
+
+
+# -- agents (issue 7): MCP server; `hook <agent> <event>` is dispatched in __main__.py -----------
+
+@cli.command("mcp")
+def mcp_server() -> None:
+    """Serve briefing, status, freshness and checkpoint as MCP tools over stdio (needs shiftgit[mcp]).
+
+    No tool runs a recorded command. Register it with your agent, e.g. for Claude Code:
+
+    \b
+    Example:
+      claude mcp add shiftgit -- shiftgit mcp
+    """
+    from shiftgit import mcpserver
+
+    mcpserver.serve()
