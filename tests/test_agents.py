@@ -200,3 +200,16 @@ def test_no_run_no_init_no_repo_stay_silent(repo: Repo, tmp_path: Path) -> None:
 def test_unknown_agent_event_is_a_clear_non_blocking_error(repo: Repo) -> None:
     proc = hook(repo, "claude", "bogus", "{}")
     assert proc.returncode == 1 and "unknown agent hook" in proc.stderr and proc.stdout == ""
+
+
+def test_no_hook_runs_a_recorded_command(run_repo: Repo) -> None:
+    marker = run_repo.path.parent / "ran.txt"
+    argv = [sys.executable, "-c", f"open({str(marker)!r}, 'a').write('x'); import sys; sys.exit(1)"]
+    assert run_repo.sg("check", "--name", "unit", "--", *argv).returncode == 1
+    run_repo.ok("checkpoint", "--step", "s", "--next", "n")
+    marker.unlink()
+    run_repo.write("calc.py", "edited\n")
+    for agent, event in (("claude", "session-start"), ("claude", "stop"), ("claude", "pre-compact"),
+                         ("codex", "session-start"), ("gemini", "after-agent"), ("gemini", "session-end")):
+        assert hook(run_repo, agent, event, payload(run_repo, "E", stop_hook_active=False)).returncode == 0
+    assert not marker.exists()
