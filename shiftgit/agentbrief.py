@@ -20,7 +20,6 @@ CONTEXT_LIMIT = 10_000  # Claude Code caps additionalContext at 10,000 character
 CUT_MARK = "\n[... cut to fit 10,000 characters; the full record: `shiftgit show RUN --markdown`]"
 TEXT_CAP = 400
 CONSTRAINTS_BUDGET = 5_000
-REASONS_CAP = 200
 ITEMS_SHOWN = 10
 
 Logger = Callable[[str], None]
@@ -63,10 +62,7 @@ def briefing(store: Store, run: str, *, log: Logger | None = None) -> str:
 def resume_briefing(store: Store, run: str) -> str:
     resume = importlib.import_module("shiftgit.resume")  # built on another branch; absent = degraded path
     report: dict[str, Any] = resume.build_report(store, run, run_checks=False)
-    reasons = "; ".join(str(r) for r in report.get("reasons") or [])[:REASONS_CAP] or "none given"
-    head = (f"resume decision from the record alone (checks not rerun): {report.get('decision')} "
-            f"(reasons: {reasons})")
-    return f"{head}\n{report['briefing']}"
+    return str(report["briefing"]).rstrip("\n")  # it states the decision and its reasons itself
 
 
 # -- the degraded path: a summary from the ledger alone -------------------------------------

@@ -179,10 +179,13 @@ def test_unreadable_input_is_logged_and_never_blocks(fresh: Repo) -> None:
 
 def test_broken_ledger_fails_open_and_is_logged(fresh: Repo) -> None:
     fresh.ledger_path("demo").write_text("{ torn")
-    for event in ("session-start", "stop", "pre-compact"):
+    for event in ("stop", "pre-compact"):
         proc = hook(fresh, "claude", event, payload(fresh, "X", stop_hook_active=False))
         assert proc.returncode == 0 and proc.stdout == ""
     assert "corrupt JSON" in hooks_log(fresh)
+    proc = hook(fresh, "claude", "session-start", payload(fresh, "SessionStart"))
+    assert proc.returncode == 0  # the briefing says the ledger cannot be read, or nothing is said
+    assert proc.stdout == "" or "corrupt JSON" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_no_run_no_init_no_repo_stay_silent(repo: Repo, tmp_path: Path) -> None:
@@ -213,3 +216,16 @@ def test_no_hook_runs_a_recorded_command(run_repo: Repo) -> None:
                          ("codex", "session-start"), ("gemini", "after-agent"), ("gemini", "session-end")):
         assert hook(run_repo, agent, event, payload(run_repo, "E", stop_hook_active=False)).returncode == 0
     assert not marker.exists()
+
+
+def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
+    """The summary used when `resume` fails: built from the ledger alone, in this process."""
+    from shiftgit.agentbrief import fallback_summary
+    from shiftgit.store import Store
+
+    fresh.write("calc.py", "edited after the checkpoint\n")
+    text = fallback_summary(Store.open(fresh.path), "demo")
+    for fact in ('goal: "make calc correct"', 'stop condition: "tests pass"', '"never edit tests/"',
+                 'next action: "fix sub()", done when "test_sub passes"', 'step "found the sub bug"',
+                 '"unit": exit 1', "1 file(s) changed since checkpoint #1 and not recorded: calc.py"):
+        assert fact in text, fact
