@@ -7,16 +7,20 @@ anything else, a long run of base64-ish characters that looks random. Hex never 
 here: git ids, sha256 digests and UUIDs fill ledgers and are not secrets.
 
 Speed: every pattern starts with a literal, so the regex engine skips ahead instead of trying
-each position; case-insensitive keys are searched in a lowercased copy of the text.
+each position; rules run on an ASCII-folded copy of the text (keys on its lowercased copy);
+patterns compile on first use, and only for texts holding the rule's literal prefix.
 """
 
 from __future__ import annotations
 
+import codecs
 import functools
 import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+__all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
 
 
 @functools.cache
@@ -47,7 +51,7 @@ _LITERALS = frozenset(
 )
 # `$VAR`, `%VAR%`, `<pw>`, `{{ x }}`, `[REDACTED:..]`, `@file`, `#fff`, globs and masks (`ab**`),
 # `self.token`, `aaaaaa`, `1500`, versions and dates
-_STAND_IN = (r"[$%<{\[@#]|.*\*|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|(.)\1*$|\d{1,9}$|\d+(?:[.:/-]\d+)+$")
+_STAND_IN = r"[$%<{\[@#]|.*\*|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|(.)\1*$|\d{1,9}$|\d+(?:[.:/-]\d+)+$"
 # a name, not a value: `token=next_token` (Python kwargs), `"input_token": "NextToken"`, `session-token`
 _NAME = (r"_*[A-Za-z]+(?:[_-][A-Za-z]+)+|_+[A-Za-z]+"
          r"|(?i:_*[a-z]*(?:token|secret|pass|key|auth|credential)[a-z]*)")
@@ -55,11 +59,11 @@ _CAMEL_WORDS = r"[a-z]*(?:[A-Z][a-z]+)*"
 
 
 def _has_digit(value: str) -> bool:
-    return any(ch.isdigit() for ch in value)
+    return _re(r"\d").search(value) is not None
 
 
 def _has_both_cases(value: str) -> bool:
-    return any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
+    return value != value.lower() and value != value.upper()
 
 
 def _is_stand_in(value: str) -> bool:
@@ -77,10 +81,6 @@ def _is_generated(value: str) -> bool:
     return _has_digit(value) and _has_both_cases(value)
 
 
-def _is_password(value: str) -> bool:
-    return not _is_stand_in(value)
-
-
 def _is_assigned(value: str, loose: bool) -> bool:
     """`KEY=value` (env, CLI, query) and quoted values are trusted; `key: value`, `key = value` need more."""
     if _is_stand_in(value) or _re(_NAME).fullmatch(value):
@@ -88,12 +88,17 @@ def _is_assigned(value: str, loose: bool) -> bool:
     return _is_secret_like(value) or not loose
 
 
+def _is_real(value: str, loose: bool = False) -> bool:
+    return not _is_stand_in(value)
+
+
+def _is_loose_secret(value: str, loose: bool) -> bool:
+    """`-u user:pass` (curl) but not `-u root:root` (docker user:group) or `python -u app.py:main`."""
+    return _is_assigned(value, loose=True)
+
+
 def _is_opaque(value: str, loose: bool) -> bool:
     return _has_digit(value) and not _is_stand_in(value)
-
-
-def _always(value: str, loose: bool) -> bool:
-    return True
 
 
 # -- rules -----------------------------------------------------------------------------------
@@ -102,7 +107,7 @@ def _always(value: str, loose: bool) -> bool:
 
 
 class _Token:
-    """A secret with its own format: a literal prefix (the hint), found in the original text."""
+    """A secret with its own format, starting with a literal (the hint); `v` names a narrower span."""
 
     __slots__ = ("name", "hint", "pattern", "check", "bounded")
 
@@ -130,7 +135,7 @@ _TOKENS = (
     _Token("github-token", "gh", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END),
     _Token("github-token", "github_pat_", r"github_pat_[A-Za-z0-9_]{40,251}" + _END),
     _Token("gitlab-token", "gl", r"gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,64}" + _END),
-    _Token("aws-access-key", "A", r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    _Token("aws-access-key", "A", r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),  # not AIDA/AROA: ids
     _Token("slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/"
            r"(?P<v>[A-Za-z0-9_/+-]{20,})", bounded=False),
     _Token("slack-token", "x", r"x(?:ox[abposre]|app-\d)-[A-Za-z0-9-]{10,250}" + _END),
@@ -147,23 +152,26 @@ _TOKENS = (
     _Token("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END),
     _Token("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
     _Token("url-credentials", "://", r"://[^\s\x00:/?#@\"'<>\[\]\\]{0,64}:"
-           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_password, bounded=False),
+           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_real, bounded=False),
 )
 
 _OP = r"\\?[\"']?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)"
 _KEY_OWNERS = tuple(word + sep for word in ("api", "access", "secret", "private", "signing", "encryption")
                     for sep in ("", "_", "-"))  # `key` alone is too common: an effect's idempotency key
+_SECRET_KEY = r"(?i).*(?:passw(?:or)?d|passphrase|secret|token|auth|credentials?|(?:" + "|".join(_KEY_OWNERS) + ")key)"
 _ASSIGNED = (r"\\?(?P<q>[\"'])(?P<v>[^\"'\s\x00\\]{6,256})\\?(?P=q)"
              r"|(?P<u>[^\s\x00\"'`,;&()\[\]{}<>\\]{6,256})(?![^\s\x00\"'`,;&\\])")
 
 _CONTEXTS = (
     _Context("aws-secret-key", (("aws", r"aws[\w.-]{0,30}?(?:secret|private)[\w.-]{0,30}?" + _OP
                                  + r"\\?[\"']?"),),
-             r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", _always),
+             r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", _is_real),
     _Context("auth-header", (("authorization", r"authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
                                                r"(?:bearer|basic|token)[ \t]+"),
                              ("bearer", r"bearer[ \t]+")),
              r"(?P<v>[A-Za-z0-9._~+/-]{16,}=*)", _is_opaque),
+    _Context("cli-credentials", (("-u", r"-u(?:ser)?[ =\x00]+[\"']?[^\s\x00:@/\"']{1,64}:"),),
+             r"(?P<v>[^\s\x00\"'@]{1,128})", _is_loose_secret),
     _Context("secret-assignment", (("pass", r"pass(?:w(?:or)?d|phrase)" + _OP), ("secret", "secret" + _OP),
                                    ("token", "token" + _OP), ("auth", "auth" + _OP),
                                    ("credential", r"credentials?" + _OP), ("key", "key" + _OP)),
@@ -173,24 +181,17 @@ _CONTEXTS = (
 
 # -- high entropy ----------------------------------------------------------------------------
 
-MIN_RANDOM_LENGTH = 20
-MAX_MEAN_SUBWORD = 2.5  # camelCase, snake_case and paths have longer subwords; random text ~1.9
-ENTROPY_FACTOR = 0.8  # random base62/64 text of length n: ~0.85-0.9 * log2(n) bits per character
-ENTROPY_CAP = 4.5
+_MIN_RANDOM_LENGTH = 20
+_MAX_MEAN_SUBWORD = 2.5  # camelCase, snake_case and paths have longer subwords; random text ~1.9
+_ENTROPY_FACTOR = 0.8  # random base62/64 text of length n: ~0.85-0.9 * log2(n) bits per character
+_ENTROPY_CAP = 4.5
 
 
-class _RunChars(dict[int, int]):
-    """str.translate table: base64/base64url characters stay, everything else becomes a space."""
-
-    def __missing__(self, code: int) -> int:
-        return 32
-
-
-_RUN_CHARS = _RunChars({ord(c): ord(c) for c in "+/_-0123456789"} | {c: c for c in range(65, 91)}
-                       | {c: c for c in range(97, 123)})
-_RUN = f" [^ ]{{{MIN_RANDOM_LENGTH},}}"  # in translated text, after a space: a run starts there
+_BASE64ISH = "+/_-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_RUN_CHARS = {code: code if chr(code) in _BASE64ISH else 32 for code in range(128)}  # the rest: spaces
+_RUN = f" [^ ]{{{_MIN_RANDOM_LENGTH},}}"  # in translated text, after a space: a run starts there
 _SEPARATOR = r"[/_-]"
-_PIECE = f"[A-Za-z0-9+]{{{MIN_RANDOM_LENGTH},}}"
+_PIECE = f"[A-Za-z0-9+]{{{_MIN_RANDOM_LENGTH},}}"
 _NOT_RANDOM = r"(?:0x)?[0-9a-fA-F-]+|sha\d+-.*"  # hex ids, digests, UUIDs; subresource integrity hashes
 _WORD = r"[A-Z]?[a-z]{3,}"
 _SUBWORD = r"[A-Z][a-z]+|[a-z]+|[A-Z]+(?![a-z])|[0-9]+"
@@ -210,11 +211,11 @@ def _mean_subword(value: str) -> float:
 def _looks_random(value: str) -> bool:
     """Long, not hex, upper + lower + digits, short subwords, and high entropy for its length."""
     n = len(value)
-    if n < MIN_RANDOM_LENGTH or _re(_NOT_RANDOM).fullmatch(value) or not _is_generated(value):
+    if n < _MIN_RANDOM_LENGTH or _re(_NOT_RANDOM).fullmatch(value) or not _is_generated(value):
         return False
-    if _mean_subword(value) >= MAX_MEAN_SUBWORD:
+    if _mean_subword(value) >= _MAX_MEAN_SUBWORD:
         return False
-    return _entropy(value) >= min(ENTROPY_FACTOR * math.log2(n), ENTROPY_CAP)
+    return _entropy(value) >= min(_ENTROPY_FACTOR * math.log2(n), _ENTROPY_CAP)
 
 
 def _is_structured(run: str) -> bool:
@@ -227,16 +228,17 @@ def _is_structured(run: str) -> bool:
 
 def _random_in_run(run: str) -> list[tuple[int, int]]:
     """Spans (within `run`) that look random: the whole run, or pieces of a structured one."""
-    if run.islower() or run.isupper():  # nothing random lacks a case: the fast path for hex and names
-        return []
     if _is_structured(run):
         return [piece.span() for piece in _re(_PIECE).finditer(run) if _looks_random(piece.group())]
     return [(0, len(run))] if _looks_random(run) else []
 
 
 def _random_spans(text: str) -> list[tuple[int, int]]:
+    """Random-looking runs in `text` (folded to ASCII), with their `=` padding."""
     spans = []
-    for run in _re(_RUN).finditer(" " + text.translate(_RUN_CHARS)):
+    runs = _re(_RUN).finditer(" " + text.translate(_RUN_CHARS))
+    for run in [run for run in runs if not (run.group().islower() or run.group().isupper())]:
+        # ^ nothing random lacks a case: the fast path for hex, paths and names
         offset = run.start()  # the leading space stands before the text: offsets shift by one
         for start, end in _random_in_run(run.group()[1:]):
             end += offset
@@ -247,12 +249,28 @@ def _random_spans(text: str) -> list[tuple[int, int]]:
 
 # -- scanning ----------------------------------------------------------------------------------
 
+# Rules run on `text` folded to ASCII, one character for one: the regex engine and str.translate
+# are several times faster on ASCII strings, and lowercasing it keeps every position in place.
+def _fold_error(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    return "\x7f" * (error.end - error.start), error.end
+
+
+codecs.register_error("shiftgit-fold", _fold_error)
+
+
+def _folded(text: str) -> str:
+    """`text` with every non-ASCII character replaced by DEL (no rule's token or key character)."""
+    return text if text.isascii() else text.encode("ascii", "shiftgit-fold").decode("ascii")
+
+
 _NAMES = tuple(rule.name for rule in _TOKENS) + tuple(rule.name for rule in _CONTEXTS) + ("high-entropy",)
-_SHORTEST = len("://:x@h")  # no rule matches less
-Candidate = tuple[int, int, int]  # start, end, index into _NAMES (lower is stronger)
+_SHORTEST = len("-u a:b")  # no rule matches less
+_Candidate = tuple[int, int, int]  # start, end, index into _NAMES (lower is stronger)
 
 
-def _token_candidates(text: str) -> list[Candidate]:
+def _token_candidates(text: str) -> list[_Candidate]:
+    """Matches of the token rules; `text` is folded to ASCII (only ASCII characters make a token)."""
     found = []
     for index, rule in enumerate(_TOKENS):
         if rule.hint not in text:
@@ -266,14 +284,6 @@ def _token_candidates(text: str) -> list[Candidate]:
             if rule.check is None or rule.check(match.group(checked)):
                 found.append((*match.span(secret), index))
     return found
-
-
-def _lowered(text: str) -> str:
-    """`text` lowercased with every character kept in place, so spans in it fit `text`."""
-    lower = text.lower()
-    if len(lower) == len(text):
-        return lower
-    return "".join(low if len(low) == 1 else ch for ch, low in ((ch, ch.lower()) for ch in text))
 
 
 def _key_ends(rule: _Context, lower: str) -> list[tuple[int, bool]]:
@@ -290,8 +300,9 @@ def _key_ends(rule: _Context, lower: str) -> list[tuple[int, bool]]:
     return ends
 
 
-def _context_candidates(text: str) -> list[Candidate]:
-    found, lower = [], _lowered(text)
+def _context_candidates(text: str, folded: str) -> list[_Candidate]:
+    """Keys are found in the folded, lowercased text; values are read from `text` itself."""
+    found, lower = [], folded.lower()
     for index, rule in enumerate(_CONTEXTS, start=len(_TOKENS)):
         for end, loose_key in _key_ends(rule, lower):
             value = _re(rule.value).match(text, end)
@@ -303,11 +314,11 @@ def _context_candidates(text: str) -> list[Candidate]:
     return found
 
 
-def _overlap(a: Candidate, b: Candidate) -> bool:
+def _overlap(a: _Candidate, b: _Candidate) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _merge(candidates: list[Candidate]) -> list[Finding]:
+def _merge(candidates: list[_Candidate]) -> list[Finding]:
     merged: list[list[int]] = []
     for start, end, index in sorted(candidates):
         if merged and start < merged[-1][1]:
@@ -326,10 +337,11 @@ def find_secrets(text: str) -> list[Finding]:
     """
     if len(text) < _SHORTEST:
         return []
-    tokens = _token_candidates(text)
-    contexts = [c for c in _context_candidates(text) if not any(_overlap(c, token) for token in tokens)]
+    folded = _folded(text)
+    tokens = _token_candidates(folded)
+    contexts = [c for c in _context_candidates(text, folded) if not any(_overlap(c, t) for t in tokens)]
     high_entropy = len(_NAMES) - 1
-    return _merge(tokens + contexts + [(start, end, high_entropy) for start, end in _random_spans(text)])
+    return _merge(tokens + contexts + [(start, end, high_entropy) for start, end in _random_spans(folded)])
 
 
 # -- redaction ---------------------------------------------------------------------------------
@@ -362,8 +374,10 @@ def redact(text: str) -> str:
 def redact_obj(obj: object) -> object:
     """A deep copy of a JSON-like value with every string redacted; dict keys are kept as they are.
 
-    Tuples become lists, as `json.dumps` writes them; other values are returned unchanged. The
-    strings are scanned as one text (no rule matches across the separator): one scan, not thousands.
+    A string under a key that names a secret (`"password"`, `"api_key"`...) is redacted whole,
+    as `password=<value>` would be. Tuples become lists, as `json.dumps` writes them; other values
+    are returned unchanged. The strings are scanned as one text (no rule matches across the
+    separator): one scan, not thousands.
     """
     strings: list[str] = []
     _collect(obj, strings)
@@ -393,7 +407,14 @@ def _rebuild(obj: object, redacted: Iterator[str]) -> object:
     if isinstance(obj, str):
         return next(redacted)
     if isinstance(obj, dict):
-        return {key: _rebuild(value, redacted) for key, value in obj.items()}
+        return {key: _rebuild_item(key, value, redacted) for key, value in obj.items()}
     if isinstance(obj, list | tuple):
         return [_rebuild(item, redacted) for item in obj]
     return obj
+
+
+def _rebuild_item(key: object, value: object, redacted: Iterator[str]) -> object:
+    copy = _rebuild(value, redacted)
+    if isinstance(copy, str) and isinstance(key, str) and _re(_SECRET_KEY).fullmatch(key):
+        return "[REDACTED:secret-assignment]" if _is_assigned(copy, loose=False) else copy
+    return copy
