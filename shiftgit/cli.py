@@ -973,3 +973,20 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
         sys.exit(1)
     trust.remember(store.repo, pending, "trust", runs.now_iso())
     emit(report) if as_json else click.echo(f"trusted {len(pending)} command(s) in this clone")
+
+
+# -- agents (issue 7): MCP server; `hook <agent> <event>` is dispatched in __main__.py -----------
+
+@cli.command("mcp")
+def mcp_server() -> None:
+    """Serve briefing, status, freshness and checkpoint as MCP tools over stdio (needs shiftgit[mcp]).
+
+    No tool runs a recorded command. Register it with your agent, e.g. for Claude Code:
+
+    \b
+    Example:
+      claude mcp add shiftgit -- shiftgit mcp
+    """
+    from shiftgit import mcpserver
+
+    mcpserver.serve()
