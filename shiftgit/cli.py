@@ -990,3 +990,24 @@ def mcp_server() -> None:
     from shiftgit import mcpserver
 
     mcpserver.serve()
+
+
+# -- log (issue 3: git-native handoffs) ------------------------------------------------------
+
+@cli.command("log")
+@click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N checkpoints.")
+@json_option
+def log_command(limit: int | None, as_json: bool) -> None:
+    """The checkpoint timeline along HEAD's history, newest first, from the handoff notes.
+
+    A checkpoint not committed yet comes first, without a commit.
+
+    \b
+    Example:
+      shiftgit log -n 5
+      shiftgit log --json
+    """
+    from shiftgit import timeline
+
+    entries = timeline.timeline(_store(), limit)
+    emit(entries) if as_json else click.echo(timeline.render(entries))

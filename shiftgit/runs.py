@@ -37,6 +37,7 @@ from shiftgit.ledger import (
     Stop,
 )
 from shiftgit.outcomes import parse_outcome
+from shiftgit.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.secrets import find_secrets, redact
 from shiftgit.store import Store
 
@@ -122,20 +123,6 @@ def _globs_overlap(a: Sequence[str], b: Sequence[str]) -> bool:
 
 def _prefix(glob: str) -> str:
     return glob.split("*", 1)[0].split("?", 1)[0].rstrip("/")
-
-
-def in_scope(path: str, scope: Sequence[str]) -> bool:
-    """A path belongs to a scope of globs; `dir/**` covers everything below dir."""
-    if not scope:
-        return True
-    for glob in scope:
-        if fnmatch.fnmatch(path, glob):
-            return True
-        if glob.endswith("/**") and (path + "/").startswith(glob[:-2]):
-            return True
-        if not any(ch in glob for ch in "*?[") and path.startswith(glob.rstrip("/") + "/"):
-            return True
-    return False
 
 
 # -- check ---------------------------------------------------------------------------------
