@@ -69,7 +69,8 @@ def test_edits_under_shift_never_count(run_repo: Repo) -> None:
 def test_a_commit_without_a_handoff_escalates(run_repo: Repo) -> None:
     record_failing(run_repo)
     run_repo.write("README.md", "changed behind the run's back\n")
-    assert run_repo.commit("no handoff").returncode == 0
+    run_repo.git("add", "-A")  # --no-verify: past the commit gate, as a commit behind the run's back is
+    assert run_repo.run(["git", "commit", "-q", "--no-verify", "-m", "no handoff"]).returncode == 0
     code, report = _resume(run_repo, "--no-run")
     assert (code, report["decision"]) == (4, "escalate")
     assert any("HEAD moved" in r and run_repo.head()[:12] in r for r in report["reasons"])

@@ -96,7 +96,10 @@ def test_changed_files_no_check_covers_are_named(run_repo: Repo) -> None:
 def test_commits_since_the_checkpoint_are_drift(run_repo: Repo) -> None:
     record_check(run_repo, script("pass"))
     run_repo.write("README.md", "a human change\n")
-    assert run_repo.commit("a commit without a handoff", env={"GIT_AUTHOR_NAME": "Bo Other"}).returncode == 0
+    run_repo.git("add", "-A")  # --no-verify: past the commit gate, as a commit without a handoff is
+    proc = run_repo.run(["git", "commit", "-q", "--no-verify", "-m", "a commit without a handoff"],
+                        env={"GIT_AUTHOR_NAME": "Bo Other"})
+    assert proc.returncode == 0, proc.stderr
     head = run_repo.head()
     code, report = _verify(run_repo)
     drift = report["drift"]
