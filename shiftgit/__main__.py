@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 GIT_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "pre-push")
+AGENT_HOOKS = ("claude", "codex", "gemini")  # `hook <agent> <event>`: shiftgit/agenthooks.py, no click
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
         from shiftgit.githooks import run_hook
 
         return run_hook(args[1], args[2:])
+    if len(args) >= 2 and args[0] == "hook" and args[1] in AGENT_HOOKS:
+        from shiftgit.agenthooks import main as agent_hook
+
+        return agent_hook(args[1], args[2:])
     from shiftgit.cli import cli
 
     return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0

@@ -405,6 +405,430 @@ def demo(directory: str | None) -> None:
     sys.exit(tour.run(directory))
 
 
+# == effects, approvals, services (effects engineer) =========================================
+
+def reversibility_options(f: F) -> F:
+    f = click.option("--irreversible", "reversibility", flag_value="irreversible",
+                     help="Cannot be undone (the default for a new key): needs a granted approval.")(f)
+    f = click.option("--reversible", "reversibility", flag_value="reversible",
+                     help="Can be undone by its compensation.")(f)
+    return click.option("--repeatable", "reversibility", flag_value="repeatable",
+                        help="Harmless to repeat (idempotent).")(f)
+
+
+_COMMAND = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+@cli.group()
+def effect() -> None:
+    """The side-effect ledger: run an effect at most once per key, record one, settle an unknown one.
+
+    \b
+    Example:
+      shiftgit effect run --key migrate-0042 --kind db_migration --irreversible -- ./migrate 0042
+      shiftgit effect reconcile migrate-0042 --state completed --evidence "schema shows v42"
+    """
+
+
+@effect.command("run", context_settings=_COMMAND)
+@click.option("--key", required=True, help="The idempotency key: one effect, run at most once.")
+@click.option("--kind", required=True, help="What kind of effect (checked against the contract's allow/forbid).")
+@reversibility_options
+@click.option("--probe", metavar="CMD", help="A command that checks the effect safely (exit 0: it happened).")
+@click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
+@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
+@run_option
+@json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, ...], **fields: Any) -> None:
+    """Run CMD as a keyed effect: recorded as attempted before it starts; a completed key never runs again.
+
+    Exits with CMD's exit code (0 when a completed key's recorded result is returned, 124 on timeout);
+    1 when the key waits for a human (unknown outcome, missing approval, running elsewhere); 2 when the
+    contract forbids the kind or the input is wrong.
+
+    \b
+    Example:
+      shiftgit effect run --key deploy-7 --kind deploy --reversible \\
+        --probe "./deployed-version --expect 7" --compensate "./deploy 6" -- ./deploy 7
+    """
+    from shiftgit import effects, evidence
+
+    store = _store()
+    spec = effects.EffectInput(argv=command, **fields)
+    echo = None if quiet or as_json else evidence.stdout_binary()
+    outcome = effects.run_effect(store, store.resolve_run(run), spec, echo=echo)
+    record = outcome.effect
+    if as_json:
+        emit({**effects.view(record), "ran": outcome.ran})
+    elif not outcome.ran:
+        if record.output_tail and not quiet:
+            click.echo(record.output_tail, nl=not record.output_tail.endswith("\n"))
+        click.echo(f"shiftgit: effect {record.key!r} already completed ({record.result or 'reconciled'}, "
+                   f"{record.updated_at}); not run again", err=True)
+    else:
+        click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result})", err=True)
+    sys.exit(outcome.exit_code)
+
+
+@effect.command("record")
+@click.argument("key_arg", metavar="[KEY]", required=False)
+@click.option("--key", help="The idempotency key (or give it as KEY).")
+@click.option("--kind", required=True, help="What kind of effect.")
+@reversibility_options
+@click.option("--state", type=click.Choice(["completed", "failed"]), default="completed", show_default=True)
+@click.option("--evidence", help="How you know (a URL, a log line, a ticket).")
+@click.option("--probe", metavar="CMD", help="A command that checks the effect safely.")
+@click.option("--compensate", metavar="CMD", help="The command that undoes it.")
+@run_option
+@json_option
+def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json: bool, state: str,
+                  evidence: str | None, **fields: Any) -> None:
+    """Log an effect done outside shiftgit (recorded even where the contract would have refused it).
+
+    \b
+    Example:
+      shiftgit effect record --key pr-118 --kind pull_request --reversible --evidence https://git.example/pr/118
+    """
+    from shiftgit import effects, reconcile
+    from shiftgit.errors import UsageError
+
+    if not (key or key_arg) or (key and key_arg and key != key_arg):
+        raise UsageError("give the key once: KEY or --key KEY")
+    store = _store()
+    spec = effects.EffectInput(key=str(key or key_arg), **fields)
+    record, warnings = reconcile.record(store, store.resolve_run(run), spec, state, evidence)
+    for warning in warnings:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
+    emit(effects.view(record)) if as_json else click.echo(f"recorded effect {record.key!r}: {record.state}")
+
+
+@effect.command("reconcile")
+@click.argument("key")
+@click.option("--state", type=click.Choice(["completed", "failed", "compensated"]),
+              help="What really happened (failed: it may run again).")
+@click.option("--probe", "use_probe", is_flag=True, help="Run the probe recorded with the effect: exit 0 completed.")
+@click.option("--evidence", help="How you know.")
+@click.option("--by", help="Who settles it.")
+@click.option("--yes", is_flag=True, help="Run the recorded probe without asking.")
+@run_option
+@json_option
+def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str | None, by: str | None,
+                     yes: bool, run: str | None, as_json: bool) -> None:
+    """Settle an effect's outcome, by your word (--state) or by its recorded probe (--probe).
+
+    \b
+    Example:
+      shiftgit effect reconcile deploy-7 --state completed --evidence "version 7 answers on /health"
+      shiftgit effect reconcile deploy-7 --probe
+    """
+    from shiftgit import effects, reconcile
+    from shiftgit import evidence as runner
+    from shiftgit.errors import UsageError
+
+    if (state is None) == (not use_probe):
+        raise UsageError("give exactly one of --state S or --probe")
+    store = _store()
+    run_id = store.resolve_run(run)
+    if use_probe:
+        probe = reconcile.probe_of(store.read(run_id), key)
+        click.echo(f"shiftgit: probe recorded for {key!r}: {probe}", err=True)
+        if not yes and not sys.stdin.isatty():
+            raise UsageError("add --yes to run the recorded probe without a terminal")
+        if not yes:
+            click.confirm("run it?", abort=True)
+    echo = None if as_json else runner.stdout_binary()
+    record = reconcile.reconcile(store, run_id, key, reconcile.Settlement(state=state, evidence=evidence, by=by),
+                                 echo=echo)
+    emit(effects.view(record)) if as_json else click.echo(f"effect {record.key!r}: {record.state}")
+
+
+@effect.command("list")
+@run_option
+@json_option
+def effect_list(run: str | None, as_json: bool) -> None:
+    """Every effect of the run with its state now (an attempt whose runner is gone shows as unknown).
+
+    \b
+    Example:
+      shiftgit effect list --json
+    """
+    from shiftgit import effects
+
+    store = _store()
+    ledger = store.read(store.resolve_run(run))
+    rows = [effects.view(e) for e in ledger.effects]
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        repeat = "safe to repeat" if row["safe_to_repeat"] else "not safe to repeat"
+        click.echo(f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}")
+    if not rows:
+        click.echo("no effects recorded")
+
+
+@cli.group()
+def approval() -> None:
+    """Approvals for effects, addressed by the effect key they are for (never by a position).
+
+    \b
+    Example:
+      shiftgit approval request migrate-0042 --reason "adds a NOT NULL column"
+      shiftgit approval grant migrate-0042 --by dba@example.com --expires-in 60
+    """
+
+
+@approval.command("request")
+@click.argument("key")
+@click.option("--reason", required=True, help="Why the effect is needed.")
+@run_option
+@json_option
+def approval_request(key: str, reason: str, run: str | None, as_json: bool) -> None:
+    """Ask for approval of the effect KEY (then `shiftgit stop --reason waiting_for_approval` while waiting).
+
+    \b
+    Example:
+      shiftgit approval request notify-customers --reason "tell users about the outage"
+    """
+    from shiftgit import approvals
+
+    store = _store()
+    record = approvals.request(store, store.resolve_run(run), key, reason)
+    _approval_out(record, as_json)
+
+
+@approval.command("grant")
+@click.argument("key")
+@click.option("--by", required=True, help="Who grants it.")
+@click.option("--expires-in", "expires_in", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+              help="The grant lapses after this many minutes.")
+@run_option
+@json_option
+def approval_grant(key: str, by: str, expires_in: float | None, run: str | None, as_json: bool) -> None:
+    """Grant a requested approval (a human, from their own shell; refused inside an agent session).
+
+    \b
+    Example:
+      shiftgit approval grant notify-customers --by lead@example.com --expires-in 30
+    """
+    import os
+
+    from shiftgit import approvals
+
+    store = _store()
+    record = approvals.grant(store, store.resolve_run(run), key, by, expires_in, environ=os.environ)
+    _approval_out(record, as_json)
+
+
+@approval.command("deny")
+@click.argument("key")
+@click.option("--by", required=True, help="Who denies it.")
+@click.option("--reason", required=True, help="Why.")
+@run_option
+@json_option
+def approval_deny(key: str, by: str, reason: str, run: str | None, as_json: bool) -> None:
+    """Deny a requested approval, or revoke a granted one.
+
+    \b
+    Example:
+      shiftgit approval deny migrate-0042 --by dba@example.com --reason "run it after the freeze"
+    """
+    import os
+
+    from shiftgit import approvals
+
+    store = _store()
+    record = approvals.deny(store, store.resolve_run(run), key, by, reason, environ=os.environ)
+    _approval_out(record, as_json)
+
+
+@approval.command("list")
+@run_option
+@json_option
+def approval_list(run: str | None, as_json: bool) -> None:
+    """Every approval of the run with its state now (a lapsed grant shows as expired).
+
+    \b
+    Example:
+      shiftgit approval list
+    """
+    from shiftgit import approvals
+
+    store = _store()
+    rows = [approvals.view(a) for a in store.read(store.resolve_run(run)).approvals]
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['key']:<24} {row['state']:<9} {row.get('by') or ''}  {row.get('reason') or ''}".rstrip())
+    if not rows:
+        click.echo("no approvals")
+
+
+def _approval_out(record: Any, as_json: bool) -> None:
+    from shiftgit import approvals
+
+    row = approvals.view(record)
+    if as_json:
+        emit(row)
+        return
+    by = f" by {row['by']}" if row.get("by") and row["state"] != "requested" else ""
+    until = f" until {row['expires_at']}" if row.get("expires_at") and row["state"] == "granted" else ""
+    click.echo(f"approval {row['key']!r}: {row['state']}{by}{until}")
+
+
+@cli.group()
+def service() -> None:
+    """Long-running processes started detached and recorded as effects (kind `service`).
+
+    \b
+    Example:
+      shiftgit service start --name web --port 8000 -- python -m http.server 8000
+      shiftgit service stop --name web
+    """
+
+
+@service.command("start", context_settings=_COMMAND)
+@click.option("--name", required=True, help="The service's name (its effect key is service:NAME).")
+@click.option("--port", type=int, help="The port it listens on (a later process checks it accepts connections).")
+@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
+@run_option
+@json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def service_start(name: str, port: int | None, cwd: str, run: str | None, as_json: bool,
+                  command: tuple[str, ...]) -> None:
+    """Start CMD detached (own session, stdio to a log in the git dir), record it; prints the pid.
+
+    \b
+    Example:
+      shiftgit service start --name web --port 8000 -- python -m http.server 8000
+    """
+    from shiftgit import services
+
+    store = _store()
+    record, warnings = services.start(store, store.resolve_run(run), name, command, port=port, cwd=cwd)
+    for warning in warnings:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
+    if as_json:
+        emit(services.service_view(record))
+        return
+    click.echo(record.pid)
+    click.echo(f"shiftgit: service {name!r} started, pid {record.pid}; log {record.log}", err=True)
+
+
+@service.command("stop")
+@click.option("--name", required=True)
+@run_option
+@json_option
+def service_stop(name: str, run: str | None, as_json: bool) -> None:
+    """Stop a recorded service (SIGTERM its process group, then SIGKILL) and record it as compensated.
+
+    \b
+    Example:
+      shiftgit service stop --name web
+    """
+    from shiftgit import services
+
+    store = _store()
+    record = services.stop(store, store.resolve_run(run), name)
+    emit(services.service_view(record)) if as_json else click.echo(f"service {name!r}: {record.result}")
+
+
+@service.command("list")
+@run_option
+@json_option
+def service_list(run: str | None, as_json: bool) -> None:
+    """Recorded services and whether each is alive (its process runs and its port accepts connections).
+
+    \b
+    Example:
+      shiftgit service list --json
+    """
+    from shiftgit import services
+
+    store = _store()
+    rows = services.services(store.read(store.resolve_run(run)))
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        port = f" port {row['port']}" if row.get("port") else ""
+        click.echo(f"{row['name']:<20} pid {row['pid']}{port} {'alive' if row['alive'] else 'not alive'}")
+    if not rows:
+        click.echo("no services")
+
+
+# -- sync and ledger merges (issue 6) ------------------------------------------------------------
+
+@cli.command("merge-driver")
+@click.argument("base", type=click.Path(dir_okay=False))
+@click.argument("ours", type=click.Path(dir_okay=False, exists=True))
+@click.argument("theirs", type=click.Path(dir_okay=False, exists=True))
+@click.argument("path", required=False)
+def merge_driver(base: str, ours: str, theirs: str, path: str | None) -> None:
+    """Merge two branches' copies of a run ledger by id; git runs it (`init` registers it).
+
+    Writes the merged ledger into OURS and exits 0; on a real conflict (a field both sides changed
+    differently) OURS holds valid JSON with our value, each conflict is named on stderr, exit 1.
+
+    \b
+    Example (what `shiftgit init` configures):
+      git config merge.shiftgit-ledger.driver "python -m shiftgit merge-driver %O %A %B %P"
+    """
+    from pathlib import Path
+
+    from shiftgit import merge
+    from shiftgit.ledger import canonical_bytes
+    from shiftgit.schema import parse_ledger, schema_errors
+    from shiftgit.store import write_atomic
+
+    where = path or ours
+    sides = [parse_ledger(Path(p).read_bytes(), f"{where} ({side})").to_dict()
+             for p, side in ((ours, "ours"), (theirs, "theirs"))]
+    try:
+        common = parse_ledger(Path(base).read_bytes(), f"{where} (base)").to_dict()
+    except (OSError, ShiftError):  # add/add (empty base) or an unreadable ancestor: merge without one
+        common = None
+    result = merge.merge_ledgers(common, sides[0], sides[1])
+    problems = schema_errors(result.document)
+    if problems:  # a bug in the merge, not bad input: keep the traceback, leave OURS alone
+        raise AssertionError("merged ledger is invalid: " + "; ".join(problems))
+    write_atomic(Path(ours), canonical_bytes(result.document))
+    for conflict in result.conflicts:
+        click.echo(f"shiftgit: merge conflict: {conflict.line(where)}", err=True)
+    sys.exit(1 if result.conflicts else 0)
+
+
+@cli.command("sync")
+@click.argument("remote", required=False)
+@json_option
+def sync_command(remote: str | None, as_json: bool) -> None:
+    """Share handoff notes and snapshots through a remote: fetch, merge by id, push (never forced).
+
+    REMOTE defaults to the current branch's upstream remote, else origin. Retries from the fetch
+    when the remote moved meanwhile.
+
+    \b
+    Example:
+      shiftgit sync origin
+    """
+    from shiftgit import sync
+
+    report = sync.sync(_store(require=False).repo, remote)
+    if as_json:
+        emit(report.to_dict())
+        return
+    click.echo(f"synced with {report.remote}: notes {report.notes} ({report.added} from the remote, "
+               f"{report.merged} merged, {report.total} in all)")
+    for ref, how in sorted(report.snapshots.items()):
+        click.echo(f"  {ref}: {how}")
+    if report.pushed:
+        click.echo(f"  pushed {', '.join(report.pushed)}")
+
+
 # == verify, resume, rollback, trust (issue 4: the replacement-process test) ==================
 
 def _pins(values: tuple[str, ...]) -> list[str]:
@@ -549,3 +973,20 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
         sys.exit(1)
     trust.remember(store.repo, pending, "trust", runs.now_iso())
     emit(report) if as_json else click.echo(f"trusted {len(pending)} command(s) in this clone")
+
+
+# -- agents (issue 7): MCP server; `hook <agent> <event>` is dispatched in __main__.py -----------
+
+@cli.command("mcp")
+def mcp_server() -> None:
+    """Serve briefing, status, freshness and checkpoint as MCP tools over stdio (needs shiftgit[mcp]).
+
+    No tool runs a recorded command. Register it with your agent, e.g. for Claude Code:
+
+    \b
+    Example:
+      claude mcp add shiftgit -- shiftgit mcp
+    """
+    from shiftgit import mcpserver
+
+    mcpserver.serve()

@@ -16,11 +16,18 @@ NOTES_CONFIG = (
 
 def init(store: Store, *, hooks: str, agents: Sequence[str] = ()) -> list[str]:
     """Create `.shift/`, configure git for this repo only, install hooks. Idempotent."""
+    if agents:
+        from shiftgit import agents as agent_hooks
+
+        agent_hooks.preflight(store.repo, agents)  # a broken agent config stops init before any write
     lines = []
     created = store.init()
     lines.append(f"{'created' if created else 'kept'} {store.rel(store.root)}/ (commit it)")
     configure_git(store)
     lines.append("set repo-local git config for refs/notes/shift")
+    from shiftgit import sync
+
+    lines += sync.configure(store)
     if hooks == "git":
         from shiftgit import githooks
 
@@ -29,10 +36,10 @@ def init(store: Store, *, hooks: str, agents: Sequence[str] = ()) -> list[str]:
         from shiftgit import githooks
 
         lines += githooks.install_pre_commit(store.repo)
-    for agent in agents:
-        from shiftgit.errors import UsageError
-
-        raise UsageError(f"--agent {agent}: agent hooks are not available in this version")
+    if agents:
+        for agent in dict.fromkeys(agents):
+            lines += agent_hooks.install(store.repo, agent)
+        lines += agent_hooks.path_note()
     return lines
 
 
