@@ -55,7 +55,7 @@ def test_notes_fetched_from_other_clones_join_the_timeline(run_repo: Repo) -> No
     remote = {base: handoff.note_text({"shift_note": 1, "checkpoints": [theirs], "runs": ["other"]}),
               mine: handoff.note_text({"shift_note": 1, "checkpoints": [same, {**theirs, "id": "p2-x", "seq": 2}],
                                        "runs": ["demo", "other"]})}
-    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes")
+    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes/shift")  # where sync and fetch put it
     log = run_repo.json("log")
     assert [(e["commit"], e["run"], e["step"]) for e in log] == [
         (mine, "other", "theirs"), (mine, "demo", "mine"), (base, "other", "theirs")]
