@@ -118,15 +118,23 @@ def check_summary(check: Mapping[str, Any]) -> str:
 
 
 def parse_note(text: str | None) -> dict[str, Any] | None:
-    """The JSON of a shiftgit note (its last line), or None for anything else."""
-    if not text:
-        return None
-    last = text.rstrip("\n").rsplit("\n", 1)[-1]
-    try:
-        document = json.loads(last)
-    except ValueError:
-        return None
-    return document if isinstance(document, dict) and "shift_note" in document else None
+    """The JSON of a shiftgit note (its last line), or None for anything else.
+
+    A note that `sync` could only merge by keeping both texts (`--- merged note ---`) holds one JSON
+    line per part: they are read as one, checkpoints united by id.
+    """
+    documents = []
+    for line in (text or "").splitlines():
+        if line.startswith("{"):
+            try:
+                document = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(document, dict) and "shift_note" in document:
+                documents.append(document)
+    if len(documents) <= 1:
+        return documents[0] if documents else None
+    return merged(documents)
 
 
 def merged(documents: Iterable[Doc]) -> dict[str, Any]:

@@ -60,3 +60,18 @@ def test_notes_fetched_from_other_clones_join_the_timeline(run_repo: Repo) -> No
     assert [(e["commit"], e["run"], e["step"]) for e in log] == [
         (mine, "other", "theirs"), (mine, "demo", "mine"), (base, "other", "theirs")]
     assert len({e["id"] for e in log}) == 3  # the checkpoint both refs hold is listed once
+
+
+def test_a_note_sync_merged_by_keeping_both_texts_reads_as_one() -> None:
+    from shiftgit.notemerge import MARKER, merge_note_texts
+
+    one = {"id": "p1-a", "seq": 1, "at": "2030-01-01T00:00:00Z", "step": "a", "run": "a"}
+    two = {"id": "p1-b", "seq": 1, "at": "2030-01-02T00:00:00Z", "step": "b", "run": "b"}
+    left = handoff.note_text({"shift_note": 1, "checkpoints": [one], "runs": ["a"]})
+    right = handoff.note_text({"shift_note": 1, "checkpoints": [two], "runs": ["b"], "skip": "why"})
+    both = merge_note_texts(left, right)
+    assert MARKER in both
+    document = handoff.parse_note(both)
+    assert document is not None
+    assert [p["id"] for p in document["checkpoints"]] == ["p1-a", "p1-b"] and document["skip"] == "why"
+    assert handoff.parse_note(left) == json.loads(left.splitlines()[-1])
