@@ -405,6 +405,508 @@ def demo(directory: str | None) -> None:
     sys.exit(tour.run(directory))
 
 
+# == effects, approvals, services (effects engineer) =========================================
+
+def reversibility_options(f: F) -> F:
+    f = click.option("--irreversible", "reversibility", flag_value="irreversible",
+                     help="Cannot be undone (the default for a new key): needs a granted approval.")(f)
+    f = click.option("--reversible", "reversibility", flag_value="reversible",
+                     help="Can be undone by its compensation.")(f)
+    return click.option("--repeatable", "reversibility", flag_value="repeatable",
+                        help="Harmless to repeat (idempotent).")(f)
+
+
+_COMMAND = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+@cli.group()
+def effect() -> None:
+    """The side-effect ledger: run an effect at most once per key, record one, settle an unknown one.
+
+    \b
+    Example:
+      shiftgit effect run --key migrate-0042 --kind db_migration --irreversible -- ./migrate 0042
+      shiftgit effect reconcile migrate-0042 --state completed --evidence "schema shows v42"
+    """
+
+
+@effect.command("run", context_settings=_COMMAND)
+@click.option("--key", required=True, help="The idempotency key: one effect, run at most once.")
+@click.option("--kind", required=True, help="What kind of effect (checked against the contract's allow/forbid).")
+@reversibility_options
+@click.option("--probe", metavar="CMD", help="A command that checks the effect safely (exit 0: it happened).")
+@click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
+@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
+@run_option
+@json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, ...], **fields: Any) -> None:
+    """Run CMD as a keyed effect: recorded as attempted before it starts; a completed key never runs again.
+
+    Exits with CMD's exit code (0 when a completed key's recorded result is returned, 124 on timeout);
+    1 when the key waits for a human (unknown outcome, missing approval, running elsewhere); 2 when the
+    contract forbids the kind or the input is wrong.
+
+    \b
+    Example:
+      shiftgit effect run --key deploy-7 --kind deploy --reversible \\
+        --probe "./deployed-version --expect 7" --compensate "./deploy 6" -- ./deploy 7
+    """
+    from shiftgit import effects, evidence
+
+    store = _store()
+    spec = effects.EffectInput(argv=command, **fields)
+    echo = None if quiet or as_json else evidence.stdout_binary()
+    outcome = effects.run_effect(store, store.resolve_run(run), spec, echo=echo)
+    record = outcome.effect
+    if as_json:
+        emit({**effects.view(record), "ran": outcome.ran})
+    elif not outcome.ran:
+        if record.output_tail and not quiet:
+            click.echo(record.output_tail, nl=not record.output_tail.endswith("\n"))
+        click.echo(f"shiftgit: effect {record.key!r} already completed ({record.result or 'reconciled'}, "
+                   f"{record.updated_at}); not run again", err=True)
+    else:
+        click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result})", err=True)
+    sys.exit(outcome.exit_code)
+
+
+@effect.command("record")
+@click.argument("key_arg", metavar="[KEY]", required=False)
+@click.option("--key", help="The idempotency key (or give it as KEY).")
+@click.option("--kind", required=True, help="What kind of effect.")
+@reversibility_options
+@click.option("--state", type=click.Choice(["completed", "failed"]), default="completed", show_default=True)
+@click.option("--evidence", help="How you know (a URL, a log line, a ticket).")
+@click.option("--probe", metavar="CMD", help="A command that checks the effect safely.")
+@click.option("--compensate", metavar="CMD", help="The command that undoes it.")
+@run_option
+@json_option
+def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json: bool, state: str,
+                  evidence: str | None, **fields: Any) -> None:
+    """Log an effect done outside shiftgit (recorded even where the contract would have refused it).
+
+    \b
+    Example:
+      shiftgit effect record --key pr-118 --kind pull_request --reversible --evidence https://git.example/pr/118
+    """
+    from shiftgit import effects, reconcile
+    from shiftgit.errors import UsageError
+
+    if not (key or key_arg) or (key and key_arg and key != key_arg):
+        raise UsageError("give the key once: KEY or --key KEY")
+    store = _store()
+    spec = effects.EffectInput(key=str(key or key_arg), **fields)
+    record, warnings = reconcile.record(store, store.resolve_run(run), spec, state, evidence)
+    for warning in warnings:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
+    emit(effects.view(record)) if as_json else click.echo(f"recorded effect {record.key!r}: {record.state}")
+
+
+@effect.command("reconcile")
+@click.argument("key")
+@click.option("--state", type=click.Choice(["completed", "failed", "compensated"]),
+              help="What really happened (failed: it may run again).")
+@click.option("--probe", "use_probe", is_flag=True, help="Run the probe recorded with the effect: exit 0 completed.")
+@click.option("--evidence", help="How you know.")
+@click.option("--by", help="Who settles it.")
+@click.option("--yes", is_flag=True, help="Run the recorded probe without asking.")
+@run_option
+@json_option
+def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str | None, by: str | None,
+                     yes: bool, run: str | None, as_json: bool) -> None:
+    """Settle an effect's outcome, by your word (--state) or by its recorded probe (--probe).
+
+    \b
+    Example:
+      shiftgit effect reconcile deploy-7 --state completed --evidence "version 7 answers on /health"
+      shiftgit effect reconcile deploy-7 --probe
+    """
+    from shiftgit import effects, reconcile
+    from shiftgit import evidence as runner
+    from shiftgit.errors import UsageError
+
+    if (state is None) == (not use_probe):
+        raise UsageError("give exactly one of --state S or --probe")
+    store = _store()
+    run_id = store.resolve_run(run)
+    if use_probe:
+        probe = reconcile.probe_of(store.read(run_id), key)
+        click.echo(f"shiftgit: probe recorded for {key!r}: {probe}", err=True)
+        if not yes and not sys.stdin.isatty():
+            raise UsageError("add --yes to run the recorded probe without a terminal")
+        if not yes:
+            click.confirm("run it?", abort=True)
+    echo = None if as_json else runner.stdout_binary()
+    record = reconcile.reconcile(store, run_id, key, reconcile.Settlement(state=state, evidence=evidence, by=by),
+                                 echo=echo)
+    emit(effects.view(record)) if as_json else click.echo(f"effect {record.key!r}: {record.state}")
+
+
+@effect.command("list")
+@run_option
+@json_option
+def effect_list(run: str | None, as_json: bool) -> None:
+    """Every effect of the run with its state now (an attempt whose runner is gone shows as unknown).
+
+    \b
+    Example:
+      shiftgit effect list --json
+    """
+    from shiftgit import effects
+
+    store = _store()
+    ledger = store.read(store.resolve_run(run))
+    rows = [effects.view(e) for e in ledger.effects]
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        repeat = "safe to repeat" if row["safe_to_repeat"] else "not safe to repeat"
+        click.echo(f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}")
+    if not rows:
+        click.echo("no effects recorded")
+
+
+@cli.group()
+def approval() -> None:
+    """Approvals for effects, addressed by the effect key they are for (never by a position).
+
+    \b
+    Example:
+      shiftgit approval request migrate-0042 --reason "adds a NOT NULL column"
+      shiftgit approval grant migrate-0042 --by dba@example.com --expires-in 60
+    """
+
+
+@approval.command("request")
+@click.argument("key")
+@click.option("--reason", required=True, help="Why the effect is needed.")
+@run_option
+@json_option
+def approval_request(key: str, reason: str, run: str | None, as_json: bool) -> None:
+    """Ask for approval of the effect KEY (then `shiftgit stop --reason waiting_for_approval` while waiting).
+
+    \b
+    Example:
+      shiftgit approval request notify-customers --reason "tell users about the outage"
+    """
+    from shiftgit import approvals
+
+    store = _store()
+    record = approvals.request(store, store.resolve_run(run), key, reason)
+    _approval_out(record, as_json)
+
+
+@approval.command("grant")
+@click.argument("key")
+@click.option("--by", required=True, help="Who grants it.")
+@click.option("--expires-in", "expires_in", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+              help="The grant lapses after this many minutes.")
+@run_option
+@json_option
+def approval_grant(key: str, by: str, expires_in: float | None, run: str | None, as_json: bool) -> None:
+    """Grant a requested approval (a human, from their own shell; refused inside an agent session).
+
+    \b
+    Example:
+      shiftgit approval grant notify-customers --by lead@example.com --expires-in 30
+    """
+    import os
+
+    from shiftgit import approvals
+
+    store = _store()
+    record = approvals.grant(store, store.resolve_run(run), key, by, expires_in, environ=os.environ)
+    _approval_out(record, as_json)
+
+
+@approval.command("deny")
+@click.argument("key")
+@click.option("--by", required=True, help="Who denies it.")
+@click.option("--reason", required=True, help="Why.")
+@run_option
+@json_option
+def approval_deny(key: str, by: str, reason: str, run: str | None, as_json: bool) -> None:
+    """Deny a requested approval, or revoke a granted one.
+
+    \b
+    Example:
+      shiftgit approval deny migrate-0042 --by dba@example.com --reason "run it after the freeze"
+    """
+    import os
+
+    from shiftgit import approvals
+
+    store = _store()
+    record = approvals.deny(store, store.resolve_run(run), key, by, reason, environ=os.environ)
+    _approval_out(record, as_json)
+
+
+@approval.command("list")
+@run_option
+@json_option
+def approval_list(run: str | None, as_json: bool) -> None:
+    """Every approval of the run with its state now (a lapsed grant shows as expired).
+
+    \b
+    Example:
+      shiftgit approval list
+    """
+    from shiftgit import approvals
+
+    store = _store()
+    rows = [approvals.view(a) for a in store.read(store.resolve_run(run)).approvals]
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['key']:<24} {row['state']:<9} {row.get('by') or ''}  {row.get('reason') or ''}".rstrip())
+    if not rows:
+        click.echo("no approvals")
+
+
+def _approval_out(record: Any, as_json: bool) -> None:
+    from shiftgit import approvals
+
+    row = approvals.view(record)
+    if as_json:
+        emit(row)
+        return
+    by = f" by {row['by']}" if row.get("by") and row["state"] != "requested" else ""
+    until = f" until {row['expires_at']}" if row.get("expires_at") and row["state"] == "granted" else ""
+    click.echo(f"approval {row['key']!r}: {row['state']}{by}{until}")
+
+
+@cli.group()
+def service() -> None:
+    """Long-running processes started detached and recorded as effects (kind `service`).
+
+    \b
+    Example:
+      shiftgit service start --name web --port 8000 -- python -m http.server 8000
+      shiftgit service stop --name web
+    """
+
+
+@service.command("start", context_settings=_COMMAND)
+@click.option("--name", required=True, help="The service's name (its effect key is service:NAME).")
+@click.option("--port", type=int, help="The port it listens on (a later process checks it accepts connections).")
+@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
+@run_option
+@json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def service_start(name: str, port: int | None, cwd: str, run: str | None, as_json: bool,
+                  command: tuple[str, ...]) -> None:
+    """Start CMD detached (own session, stdio to a log in the git dir), record it; prints the pid.
+
+    \b
+    Example:
+      shiftgit service start --name web --port 8000 -- python -m http.server 8000
+    """
+    from shiftgit import services
+
+    store = _store()
+    record, warnings = services.start(store, store.resolve_run(run), name, command, port=port, cwd=cwd)
+    for warning in warnings:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
+    if as_json:
+        emit(services.service_view(record))
+        return
+    click.echo(record.pid)
+    click.echo(f"shiftgit: service {name!r} started, pid {record.pid}; log {record.log}", err=True)
+
+
+@service.command("stop")
+@click.option("--name", required=True)
+@run_option
+@json_option
+def service_stop(name: str, run: str | None, as_json: bool) -> None:
+    """Stop a recorded service (SIGTERM its process group, then SIGKILL) and record it as compensated.
+
+    \b
+    Example:
+      shiftgit service stop --name web
+    """
+    from shiftgit import services
+
+    store = _store()
+    record = services.stop(store, store.resolve_run(run), name)
+    emit(services.service_view(record)) if as_json else click.echo(f"service {name!r}: {record.result}")
+
+
+@service.command("list")
+@run_option
+@json_option
+def service_list(run: str | None, as_json: bool) -> None:
+    """Recorded services and whether each is alive (its process runs and its port accepts connections).
+
+    \b
+    Example:
+      shiftgit service list --json
+    """
+    from shiftgit import services
+
+    store = _store()
+    rows = services.services(store.read(store.resolve_run(run)))
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        port = f" port {row['port']}" if row.get("port") else ""
+        click.echo(f"{row['name']:<20} pid {row['pid']}{port} {'alive' if row['alive'] else 'not alive'}")
+    if not rows:
+        click.echo("no services")
+
+
+# == verify, resume, rollback, trust (issue 4: the replacement-process test) ==================
+
+def _pins(values: tuple[str, ...]) -> list[str]:
+    from shiftgit.errors import UsageError
+
+    for value in values:
+        if len(value) != 64 or any(ch not in "0123456789abcdefABCDEF" for ch in value):
+            raise UsageError(f"--expect-sha256 {value!r}: give the 64-hex-digit digest `shiftgit verify` prints")
+    return [v.lower() for v in values]
+
+
+def _pick(store: Any, run_id: str | None, command: str) -> str:
+    from shiftgit.resume import pick_run
+
+    return pick_run(store, run_id, command)
+
+
+@cli.command("verify")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--repeat", type=click.IntRange(min=1, max=100), default=1, show_default=True,
+              help="Run each check N times; results that differ between runs make it flaky.")
+@click.option("--expect-sha256", "pins", multiple=True, metavar="HEX",
+              help="Run a command with this digest without trust (CI pinning; repeatable).")
+@json_option
+def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: bool) -> None:
+    """Rerun the latest checkpoint's checks as recorded, compare with the record, report drift.
+
+    Exit 0 reproduced (or nothing to run), 1 mismatch, 3 refused: a command not trusted in this clone.
+
+    \b
+    Example:
+      shiftgit verify --repeat 3
+      shiftgit verify fix-login --json --expect-sha256 3f5a...e1
+    """
+    from shiftgit import verify as core
+
+    store = _store()
+    report = core.verify(store, _pick(store, run_id, "verify"), repeat=repeat, pinned=_pins(pins))
+    emit(report) if as_json else click.echo(core.text(report))
+    sys.exit(core.exit_code(report))
+
+
+@cli.command("resume")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--no-run", "no_run", is_flag=True, help="Decide from the record alone; rerun no checks.")
+@json_option
+def resume_cmd(run_id: str | None, no_run: bool, as_json: bool) -> None:
+    """Inspect, re-verify, decide resume / rollback / escalate, brief; make the run active here.
+
+    Exit 0 resume, 3 rollback, 4 escalate.
+
+    \b
+    Example:
+      shiftgit resume --json
+      shiftgit resume fix-login --no-run
+    """
+    from shiftgit import resume as core
+
+    report = core.resume(_store(), run_id, run_checks=not no_run)
+    emit(report) if as_json else click.echo(core.text(report))
+    sys.exit(core.exit_code(report))
+
+
+@cli.command("rollback")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
+    """Restore the files outside .shift/ to the last checkpoint's snapshot; keep what it replaces.
+
+    HEAD, the index and .shift/ are never touched. What the working tree held is first saved as a
+    commit under refs/shift/rescue/RUN/TIME, which is printed.
+
+    \b
+    Example:
+      shiftgit rollback --yes
+    """
+    from shiftgit import rollback as core
+    from shiftgit.errors import UsageError
+
+    store = _store()
+    plan = core.plan(store, _pick(store, run_id, "rollback"))
+    summary = plan.to_dict()
+    if plan.changes and not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"rollback would restore {len(summary['restore'])} and remove {len(summary['remove'])} "
+                             "file(s), and there is no terminal to confirm it; run it in a terminal, or add --yes")
+        for path in summary["restore"]:
+            click.echo(f"  restore {path}")
+        for path in summary["remove"]:
+            click.echo(f"  remove  {path}")
+        if not click.confirm(f"Roll back to checkpoint #{plan.seq} (the current files are kept under a rescue ref)?"):
+            click.echo("rollback cancelled; nothing was changed", err=True)
+            sys.exit(1)
+    report = core.apply(store, plan)
+    if as_json:
+        emit(report)
+    elif report["rescue"] is None:
+        click.echo(f"nothing to roll back: the working tree already matches checkpoint #{plan.seq}")
+    else:
+        click.echo(f"rolled back {plan.run} to checkpoint #{plan.seq}: restored {len(report['restore'])}, "
+                   f"removed {len(report['remove'])} file(s)")
+        click.echo(f"  what was replaced is kept at {report['rescue']} (git show --stat {report['rescue']})")
+
+
+@cli.command("trust")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (a person still runs this, not an agent).")
+@json_option
+def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
+    """Approve the run's recorded commands for this clone, so verify may run them.
+
+    Shows each command and who recorded it. Trust is kept outside the repository
+    ($XDG_DATA_HOME/shiftgit/), bound to the exact argv + cwd and to this clone. Refused inside a
+    coding agent's own process.
+
+    \b
+    Example:
+      shiftgit trust fix-login
+    """
+    import os
+
+    from shiftgit import record, runs, trust
+
+    store = _store()
+    run = _pick(store, run_id, "trust")
+    commands = trust.recorded_commands(store.read(run))
+    pending = trust.untrusted(store.repo, commands)
+    prov = record.ledger_provenance(store.repo, store.rel(store.ledger_path(run)))
+    report = {"run": run, "clone": trust.clone_id(store.repo), "provenance": prov.to_dict(),
+              "trusted": [c.to_dict() for c in pending], "already": len(commands) - len(pending)}
+    if not pending:
+        emit(report) if as_json else click.echo(f"all {len(commands)} command(s) of {run} are trusted in this clone")
+        return
+    if not as_json:
+        click.echo(f"{len(pending)} command(s) of run {run}, recorded by {prov.describe()}:")
+        for command in pending:
+            click.echo(f"  {command.name}: {' '.join(command.argv)}   (cwd {command.cwd}, sha256 {command.digest})")
+    trust.require_human(os.environ, sys.stdin.isatty(), yes, "shiftgit trust")
+    if not yes and not click.confirm("Trust these commands in this clone?"):
+        click.echo("nothing trusted", err=True)
+        sys.exit(1)
+    trust.remember(store.repo, pending, "trust", runs.now_iso())
+    emit(report) if as_json else click.echo(f"trusted {len(pending)} command(s) in this clone")
+
+
 # -- agents (issue 7): MCP server; `hook <agent> <event>` is dispatched in __main__.py -----------
 
 @cli.command("mcp")

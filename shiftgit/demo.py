@@ -26,7 +26,8 @@ class Tour:
     def say(self, text: str) -> None:
         print(f"\n## {text}", flush=True)
 
-    def sh(self, *argv: str, show: bool = True, ok: tuple[int, ...] = (0,)) -> int:
+    def sh(self, *argv: str, show: bool = True, ok: tuple[int, ...] = (0,), lines: int = 25,
+           head: int = 0) -> int:
         shown = " ".join(argv).replace(f"{sys.executable} -m shiftgit", "shiftgit")
         shown = shown.replace(sys.executable, "python")
         if show:
@@ -34,13 +35,14 @@ class Tour:
         proc = subprocess.run(argv, cwd=self.root, env=self.env, text=True, capture_output=True)
         out = (proc.stdout + proc.stderr).rstrip()
         if show and out:
-            print("\n".join("  " + line for line in out.splitlines()[-25:]), flush=True)
+            kept = out.splitlines()[:head] if head else out.splitlines()[-lines:]
+            print("\n".join("  " + line for line in kept), flush=True)
         if proc.returncode not in ok:
             raise SystemExit(f"demo step failed ({proc.returncode}): {shown}")
         return proc.returncode
 
-    def sg(self, *args: str, ok: tuple[int, ...] = (0,)) -> int:
-        return self.sh(sys.executable, "-m", "shiftgit", *args, ok=ok)
+    def sg(self, *args: str, ok: tuple[int, ...] = (0,), lines: int = 25, head: int = 0) -> int:
+        return self.sh(sys.executable, "-m", "shiftgit", *args, ok=ok, lines=lines, head=head)
 
     def write(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -92,7 +94,15 @@ def tour(root: Path) -> int:
     t.sh("git", "commit", "-q", "-m", "fix sub")
     t.say("The session dies here. A fresh process reads only what git holds:")
     t.sg("status")
-    t.sg("show", "fix-sub", "--markdown")
-    t.say("Next: `shiftgit resume` decides resume / rollback / escalate and briefs the new process")
+    t.say("resume: a new process inspects, reruns the evidence, decides and briefs (exit 0 resume)")
+    t.sg("resume", lines=60)
+    t.say("verify: rerun the recorded checks and compare them with the record")
+    t.sg("verify")
+    t.say("A half-written edit after the checkpoint: resume proposes rollback (exit 3)")
+    t.write("calc.py", CALC.replace("return a + b  # bug", "return a - b") + "\ndef half_written(\n")
+    t.sg("resume", "--no-run", ok=(3,), head=2)
+    t.say("rollback restores the checkpoint; what it replaced is kept under refs/shift/rescue/")
+    t.sg("rollback", "--yes")
+    t.sg("resume", "--no-run", head=2)
     print("\ntour done.")
     return 0

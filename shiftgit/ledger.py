@@ -234,6 +234,17 @@ class Effect(Record):
     port: int | None = None
     attempts: int = 0
     history: tuple[Mapping[str, Any], ...] = ()
+    # added by effects: who runs it (procs.identity), the run's result, a service's process and log
+    runner: Mapping[str, Any] | None = None
+    cwd: str | None = None
+    timeout: float | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    duration_s: float | None = None
+    output_tail: str | None = None
+    output_sha256: str | None = None
+    process: Mapping[str, Any] | None = None
+    log: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,6 +256,8 @@ class Approval(Record):
     decided_at: str | None = None
     by: str | None = None
     expires_at: str | None = None
+    decision_reason: str | None = None
+    history: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

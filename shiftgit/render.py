@@ -23,6 +23,7 @@ def status_report(store: Store) -> dict[str, Any]:
             "checkpoint": point.seq if point else None, "step": point.step if point else None,
             "next": point.next.action if point else None, "updated_at": ledger.updated_at,
             "pending_checks": len(ledger.pending_checks),
+            **_attention(ledger),
         })
     return {"active": store.active_run(), "runs": runs}
 
@@ -38,7 +39,30 @@ def status_text(report: dict[str, Any]) -> str:
         lines.append(f"{mark} {run['id']:<20} {run['status']:<9} {where}{stop}")
         if run["next"]:
             lines.append(f"    next: {run['next']}")
+        lines += [f"    {line}" for line in _attention_lines(run)]
     return "\n".join(lines)
+
+
+def _attention(ledger: Ledger) -> dict[str, Any]:
+    """Spend against budgets, and what waits for a human: unknown effects, pending approvals."""
+    from shiftgit import approvals, budgets, effects
+
+    return {"spend": ledger.spend.to_dict(), "budgets": budgets.report(ledger)["budgets"],
+            "budget_exhausted": budgets.exhausted(ledger), "unknown_effects": effects.unknown(ledger),
+            "pending_approvals": approvals.pending(ledger)}
+
+
+def _attention_lines(run: dict[str, Any]) -> list[str]:
+    spend = run["spend"]
+    out = []
+    if run["budgets"] or any(spend.values()):
+        out.append(f"spent: {spend['tokens']} tokens, {spend['cost']:g} cost, {spend['minutes']:g} minutes"
+                   + (f" of {', '.join(f'{v:g} {k}' for k, v in sorted(run['budgets'].items()))}"
+                      if run["budgets"] else ""))
+    out += [f"BUDGET EXHAUSTED: {b}" for b in run["budget_exhausted"]]
+    out += [f"effect outcome unknown: {k} (shiftgit effect reconcile {k} --state ...)" for k in run["unknown_effects"]]
+    out += [f"approval pending: {k}" for k in run["pending_approvals"]]
+    return out
 
 
 def summary(ledger: Ledger) -> str:
@@ -57,7 +81,17 @@ def summary(ledger: Ledger) -> str:
         lines.append(f"  {len(ledger.pending_checks)} check(s) since the last checkpoint")
     if ledger.stop:
         lines.append(f"  stopped: {ledger.stop.reason} {ledger.stop.detail or ''}".rstrip())
+    lines += _effect_lines(ledger)
     return "\n".join(lines)
+
+
+def _effect_lines(ledger: Ledger) -> list[str]:
+    from shiftgit import approvals, effects
+
+    out = [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
+    out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
+    out += [f"  {line}" for line in _attention_lines(_attention(ledger)) if not line.startswith("effect outcome")]
+    return out
 
 
 def markdown(ledger: Ledger) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from shiftgit import evidence
+from shiftgit import evidence, trust
 from shiftgit.errors import UsageError
 from shiftgit.ledger import (
     DECISIONS_CAP,
@@ -171,6 +171,7 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
         return replace(ledger, pending_checks=pending, updated_at=now_iso())
 
     store.update(run, add)
+    trust.remember_quietly(store.repo, trust.command_of(record), record.started_at)  # ran here: trusted here
     return record
 
 

@@ -161,9 +161,15 @@ class Store:
             self.write(ledger)
 
     def update(self, run: str, change: Callable[[Ledger], Ledger]) -> Ledger:
-        """Read, change and write one ledger under its lock (the lock dies with its holder)."""
+        """Read, change and write one ledger under its lock (the lock dies with its holder).
+
+        Wall minutes since the previous write accrue to the run's spend (budgets.accrue).
+        """
+        from shiftgit.budgets import accrue
+
         with self.lock(run):
-            ledger = change(self.read(run))
+            before = self.read(run)
+            ledger = accrue(before, change(before))
             self.write(ledger)
             return ledger
 

@@ -1,0 +1,132 @@
+"""Process identity: who ran an effect, whether that process still lives, and a group watchdog.
+
+A pid alone is not an identity (pids are reused, a killed process lingers as a zombie), so a
+process is recorded as host + boot id + pid + start time (clock ticks since boot, from
+/proc/PID/stat). Where /proc is missing, the start time is None and only the pid is checked.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+# Runs in its own session with SIGTERM blocked until its handler is in place; the kernel sends it
+# SIGTERM when its parent (the shiftgit process running an effect) dies, and it then SIGKILLs the
+# effect's whole process group, grandchildren included. Killed quietly (SIGKILL) on a normal finish.
+WATCHDOG = """
+import os, signal, sys
+pgid, parent = int(sys.argv[1]), int(sys.argv[2])
+def fire(*_):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+    os._exit(0)
+signal.signal(signal.SIGTERM, fire)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+if os.getppid() != parent:
+    fire()
+while True:
+    signal.pause()
+"""
+
+
+def boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name: [state, ppid, ..., starttime at 19]."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    return text.rpartition(")")[2].split()
+
+
+def start_ticks(pid: int) -> int | None:
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields and len(fields) > 19 else None
+
+
+def identity(pid: int | None = None) -> dict[str, Any]:
+    """This process (or `pid` on this machine) as a record: host, boot, pid, start."""
+    pid = os.getpid() if pid is None else pid
+    return {"host": socket.gethostname(), "boot": boot_id(), "pid": pid, "start": start_ticks(pid)}
+
+
+def pid_exists(pid: int) -> bool:
+    """The pid exists and is not a zombie."""
+    fields = _stat_fields(pid)
+    if fields is not None:
+        return fields[0] not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not os.path.isdir("/proc")  # /proc exists but has no entry: gone
+
+
+def is_alive(who: Mapping[str, Any] | None) -> bool | None:
+    """True: that very process runs; False: it is gone; None: it ran on another machine, cannot tell."""
+    if not who or not isinstance(who.get("pid"), int):
+        return False
+    if who.get("host") != socket.gethostname():
+        return None
+    if who.get("boot") and boot_id() and who["boot"] != boot_id():
+        return False  # the machine rebooted since
+    pid = who["pid"]
+    if not pid_exists(pid):
+        return False
+    return who.get("start") is None or start_ticks(pid) == who["start"]
+
+
+def _watchdog_preexec() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def guard_group(pgid: int) -> subprocess.Popen[bytes] | None:
+    """Start a watchdog that kills process group `pgid` if this process dies. None where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(pgid), str(os.getpid())],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, preexec_fn=_watchdog_preexec)
+
+
+def release(watchdog: subprocess.Popen[bytes] | None) -> None:
+    """Stop a watchdog without letting it fire."""
+    if watchdog is None:
+        return
+    try:
+        watchdog.kill()
+    except ProcessLookupError:
+        pass
+    watchdog.wait()
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
