@@ -25,6 +25,9 @@ def init(store: Store, *, hooks: str, agents: Sequence[str] = ()) -> list[str]:
     lines.append(f"{'created' if created else 'kept'} {store.rel(store.root)}/ (commit it)")
     configure_git(store)
     lines.append("set repo-local git config for refs/notes/shift")
+    from shiftgit import sync
+
+    lines += sync.configure(store)
     if hooks == "git":
         from shiftgit import githooks
 

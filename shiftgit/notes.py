@@ -28,19 +28,18 @@ Environment: `cwd` names the repository. Variables a hook inherits that point gi
 
 from __future__ import annotations
 
-import hashlib
 import os
-import random
 import re
 import subprocess
 import time
-import zlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 from shiftgit.errors import GitError
+
+if TYPE_CHECKING:
+    import hashlib
 
 NOTES_REF = "refs/notes/shift"
 STALE_LOCK_SECONDS = 5.0
@@ -60,8 +59,7 @@ _IDENT_ERRORS = ("tell me who you are", "unable to auto-detect", "empty ident")
 _HELD_LOCK = re.compile(r"Unable to create '(.+\.lock)': File exists")
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One tree entry: its mode as git stores it ("40000", "100644", ...) and its object id."""
 
     mode: str
@@ -177,6 +175,8 @@ class _Writer:
 
 def _backoff(attempt: int) -> float:
     """Jittered exponential backoff: 1-2 ms first, doubling, then 125-250 ms."""
+    import random  # imports a write needs are loaded by writes only: readers (the gate) stay light
+
     cap = min(0.25, 0.002 * 2.0 ** attempt)
     return cap / 2 + random.uniform(0, cap / 2)
 
@@ -197,6 +197,8 @@ def _clear_stale_lock(stderr: str, ref: str, cwd: str | Path) -> bool:
 
 
 def _remove_if_same(lock: Path, seen: os.stat_result) -> bool:
+    import random
+
     grave = lock.with_name(f"{lock.name}.stale-{os.getpid()}-{random.getrandbits(32):08x}")
     try:
         os.rename(lock, grave)
@@ -264,6 +266,8 @@ def _tree_body(tree: Tree) -> bytes:
 
 def _unpack(cwd: str | Path, env: dict[str, str], objects: list[Obj], width: int) -> None:
     """Write objects with one `git unpack-objects`, from a version-2 pack of whole objects."""
+    import zlib
+
     parts = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
     for kind, body in objects:
         parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
@@ -296,6 +300,8 @@ def _object_id(kind: str, body: bytes, width: int) -> str:
 
 
 def _hash(width: int) -> Callable[[bytes], hashlib._Hash]:
+    import hashlib
+
     return hashlib.sha1 if width == 40 else hashlib.sha256
 
 
@@ -475,3 +481,13 @@ def _text(commit: str, blob: tuple[str, str, bytes] | None) -> str:
     if blob is None:
         raise GitError(["cat-file", "--batch"], f"the note blob of {commit} is missing")
     return blob[2].decode("utf-8", "replace")
+
+
+# -- shared with the other hot path, the git hooks (shiftgit.gitview) -------------------------------
+
+CatFile = _CatFile
+
+
+def parse_tree(data: bytes, width: int) -> dict[str, Entry]:
+    """A tree object's entries (name -> Entry) in a repository of `width`-hex ids."""
+    return _parse_tree(data, width // 2)

@@ -94,7 +94,7 @@ class Repo:
             real = self.root / real
         try:
             if real.exists():
-                shutil.copyfile(real, tmp)
+                shutil.copy2(real, tmp)  # keeps the mtime: git's racy-clean check then sees same-second edits
             env = clean_env(GIT_INDEX_FILE=str(tmp))
             self.git("add", "-A", "--", ":/", env=env)
             self.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)

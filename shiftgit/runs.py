@@ -6,13 +6,14 @@ import datetime as dt
 import fnmatch
 import os
 import secrets as _random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from shiftgit import evidence, trust
-from shiftgit.errors import UsageError
+from shiftgit.errors import GitError, UsageError
 from shiftgit.ledger import (
     DECISIONS_CAP,
     DONE_CAP,
@@ -36,10 +37,12 @@ from shiftgit.ledger import (
     Stop,
 )
 from shiftgit.outcomes import parse_outcome
+from shiftgit.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.secrets import find_secrets, redact
 from shiftgit.store import Store
 
 PENDING_CAP = 50
+SNAPSHOT_RETRIES = 20
 IDLE_GAP_MINUTES = 30.0  # a gap longer than this between writes counts as idle, not as spend
 
 
@@ -91,10 +94,17 @@ def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str
 
 
 def scope_overlaps(store: Store, run: str, scope: Sequence[str]) -> list[str]:
-    """Active runs whose scope may overlap this one's (no scope means the whole tree)."""
-    warnings = []
+    """Active runs (here, and in the other worktrees from their live ledgers) whose scope may overlap this one's.
+
+    No scope means the whole tree.
+    """
+    from shiftgit.worktrees import active_elsewhere
+
+    elsewhere = active_elsewhere(store.repo)
+    warnings = [f"scope overlaps run {a.run!r} active in worktree {a.worktree} ({', '.join(a.scope) or 'everything'})"
+                for a in elsewhere if a.run == run or _globs_overlap(scope, a.scope)]
     for other in store.run_ids():
-        if other == run:
+        if other == run or other in {a.run for a in elsewhere}:
             continue
         try:
             theirs = store.read(other)
@@ -113,20 +123,6 @@ def _globs_overlap(a: Sequence[str], b: Sequence[str]) -> bool:
 
 def _prefix(glob: str) -> str:
     return glob.split("*", 1)[0].split("?", 1)[0].rstrip("/")
-
-
-def in_scope(path: str, scope: Sequence[str]) -> bool:
-    """A path belongs to a scope of globs; `dir/**` covers everything below dir."""
-    if not scope:
-        return True
-    for glob in scope:
-        if fnmatch.fnmatch(path, glob):
-            return True
-        if glob.endswith("/**") and (path + "/").startswith(glob[:-2]):
-            return True
-        if not any(ch in glob for ch in "*?[") and path.startswith(glob.rstrip("/") + "/"):
-            return True
-    return False
 
 
 # -- check ---------------------------------------------------------------------------------
@@ -250,11 +246,19 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
 def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> str:
     """Keep the working tree as a commit under refs/shift/ (HEAD, index and files untouched)."""
     ref = f"refs/shift/snapshots/{run}"
-    previous = store.repo.ref(ref)
-    parents = [p for p in (head, previous) if p]
-    commit = store.repo.commit_tree(tree, list(dict.fromkeys(parents)), f"shiftgit snapshot: {run} checkpoint {seq}")
-    store.repo.update_ref(ref, commit, previous or "0" * 40, f"shiftgit checkpoint {run} {seq}")
-    return commit
+    for attempt in range(SNAPSHOT_RETRIES + 1):  # the ref is shared by worktrees and `sync`: compare-and-swap
+        previous = store.repo.ref(ref)
+        parents = [p for p in (head, previous) if p]
+        message = f"shiftgit snapshot: {run} checkpoint {seq}"
+        commit = store.repo.commit_tree(tree, list(dict.fromkeys(parents)), message)
+        try:
+            store.repo.update_ref(ref, commit, previous or "0" * 40, f"shiftgit checkpoint {run} {seq}")
+            return commit
+        except GitError:
+            if attempt == SNAPSHOT_RETRIES:
+                raise
+            time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
+    raise AssertionError("unreachable")
 
 
 def _add_spend(ledger: Ledger, spec: CheckpointInput, at: str) -> Spend:

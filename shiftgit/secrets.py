@@ -18,7 +18,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
 
@@ -29,8 +29,7 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One secret: the rule that matched and the span of the secret value in the scanned text."""
 
     rule: str

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from shiftgit import validated
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import RUN_ID_PATTERN, Ledger, canonical_bytes
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -151,7 +152,9 @@ class Store:
         path = self.ledger_path(ledger.run)
         if path.parent.exists():
             _remove_stale_temps(path.parent)
-        write_atomic(path, canonical_bytes(document))
+        data = canonical_bytes(document)
+        write_atomic(path, data)
+        validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
 
     def create(self, ledger: Ledger) -> None:
         with self.lock(ledger.run):

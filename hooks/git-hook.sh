@@ -1,0 +1,84 @@
+#!/bin/sh
+# shiftgit @HOOK@ hook, installed by `shiftgit init --hooks git` (run it again to update this file).
+# A hook that was here before shiftgit is kept as @HOOK@.pre-shiftgit and runs first, with the same
+# arguments and input; when it fails, a pre-commit or commit-msg hook fails too.
+# Most commits need no Python: the tests below leave early when shiftgit has nothing to do.
+hook=@HOOK@
+python=@PYTHON@
+here=${0%/*}
+
+# 1. the hook that was here before
+if [ -x "$here/$hook.pre-shiftgit" ]; then
+    case $hook in
+        post-rewrite|pre-push)  # they read stdin: both hooks get the same lines
+            input=$(cat; echo .)
+            input=${input%.}
+            printf '%s' "$input" | "$here/$hook.pre-shiftgit" "$@"
+            status=$? ;;
+        *)
+            "$here/$hook.pre-shiftgit" "$@"
+            status=$? ;;
+    esac
+    case $hook in
+        pre-commit|commit-msg|pre-push) [ "$status" -eq 0 ] || exit "$status" ;;
+    esac
+fi
+
+# 2. nothing to do? (git runs hooks at the top of the work tree)
+[ -f .shift/config.json ] || exit 0
+case $hook in
+    pre-commit|commit-msg)
+        if [ "$hook" = pre-commit ] && [ -n "$SHIFT_SKIP" ]; then
+            echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
+            exit 0
+        fi
+        gitdir=${GIT_DIR:-.git}
+        if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
+        if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
+            exit 0  # no active run in this worktree: no gate, no trailers
+        fi ;;
+    post-commit)  # a note only when the commit changed a ledger, or skipped the gate
+        if [ -z "$SHIFT_SKIP" ] && git diff-tree --quiet -r --root --no-commit-id \
+                --diff-merges=first-parent HEAD -- .shift/runs >/dev/null 2>&1; then
+            exit 0
+        fi ;;
+esac
+
+# 2b. commit-msg: the pre-commit hook of this same `git commit` (same parent pid) left the trailers
+if [ "$hook" = commit-msg ] && [ -f "$gitdir/shift/trailers" ]; then
+    msg=$1
+    text=
+    while IFS= read -r line || [ -n "$line" ]; do
+        case $line in
+            "# "*">8"*) break ;;  # `commit -v`: the diff below is not part of the message
+            "#"*) ;;
+            *[![:space:]]*) text=1; break ;;
+        esac
+    done < "$msg"
+    [ -n "$text" ] || exit 0  # an empty message aborts the commit: no trailer may rescue it
+    { read -r pid
+      if [ "$pid" = "$PPID" ]; then
+          set --
+          while IFS= read -r line; do
+              [ -z "$line" ] || set -- "$@" --trailer "$line"
+          done
+          [ "$#" -gt 0 ] || exit 0
+          exec git interpret-trailers --in-place --if-exists replace "$@" "$msg"
+      fi
+    } < "$gitdir/shift/trailers"
+fi
+
+# 3. shiftgit, with the interpreter it was installed with (PYTHONPATH and the rest pass through)
+if [ -x "$python" ]; then
+    set -- "$python" -m shiftgit hook "$hook" "$@"
+elif command -v shiftgit >/dev/null 2>&1; then
+    set -- shiftgit hook "$hook" "$@"
+else
+    echo "shiftgit: $hook hook: $python is gone and shiftgit is not on PATH; reinstall shiftgit, then run \`shiftgit init --hooks git\`" >&2
+    case $hook in pre-commit|commit-msg) exit 1 ;; *) exit 0 ;; esac
+fi
+if [ -n "${input+set}" ]; then
+    printf '%s' "$input" | "$@"
+    exit $?
+fi
+exec "$@"

@@ -1,0 +1,20 @@
+"""Path globs a run owns (its contract's scope). Stdlib only: the commit gate uses it."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+
+
+def in_scope(path: str, scope: Sequence[str]) -> bool:
+    """A path belongs to a scope of globs; `dir/**` covers everything below dir; no scope covers everything."""
+    if not scope:
+        return True
+    for glob in scope:
+        if fnmatch.fnmatch(path, glob):
+            return True
+        if glob.endswith("/**") and (path + "/").startswith(glob[:-2]):
+            return True
+        if not any(ch in glob for ch in "*?[") and path.startswith(glob.rstrip("/") + "/"):
+            return True
+    return False

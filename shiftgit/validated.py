@@ -1,0 +1,60 @@
+"""The ledgers shiftgit already schema-checked, by git blob id: the commit gate skips them.
+
+Every ledger shiftgit writes is validated first, so its bytes are known good. Their blob ids (the
+id `git add` will give them, sha1 and sha256) are appended to `<git-dir>/shift/validated`; the
+gate runs jsonschema (a 60 ms import) only on a staged ledger whose blob is not listed. The file
+is private to the worktree, never committed, and bounded: past MAX_BYTES it keeps the newest KEEP
+lines. A lost line (a concurrent trim) only costs one more validation later.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+NAME = "validated"
+MAX_BYTES = 64 * 1024
+KEEP = 256
+
+
+def blob_ids(data: bytes) -> tuple[str, str]:
+    """The git blob ids of `data` in a sha1 and in a sha256 repository."""
+    import hashlib  # here, not at the top: the gate imports this module and rarely hashes
+
+    header = b"blob %d\0" % len(data)
+    return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
+
+
+def path(git_dir: str | Path) -> Path:
+    return Path(git_dir, "shift", NAME)
+
+
+def record(git_dir: str | Path, data: Iterable[bytes]) -> None:
+    """Remember these ledger bytes as validated."""
+    target = path(git_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lines = "".join(" ".join(blob_ids(blob)) + "\n" for blob in data).encode()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, lines)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > MAX_BYTES:
+        _trim(target)
+
+
+def _trim(target: Path) -> None:
+    kept = target.read_bytes().splitlines(keepends=True)[-KEEP:]
+    tmp = target.with_name(f".{NAME}.{os.getpid()}.tmp")
+    tmp.write_bytes(b"".join(kept))
+    os.replace(tmp, target)
+
+
+def known(git_dir: str | Path) -> set[str]:
+    """Every blob id recorded (both hash kinds)."""
+    try:
+        return set(path(git_dir).read_text("ascii", "replace").split())
+    except FileNotFoundError:
+        return set()

@@ -1,0 +1,62 @@
+"""`shiftgit log`: the checkpoint timeline along HEAD's history, from notes, newest first."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import Repo
+
+from shiftgit import handoff
+from shiftgit.notes import write_notes
+
+
+def checkpoint_and_commit(repo: Repo, step: str) -> str:
+    repo.write("calc.py", repo.read("calc.py") + f"# {step}\n")
+    repo.ok("checkpoint", "--step", step, "--next", f"after {step}")
+    assert repo.commit(step).returncode == 0
+    return repo.head()
+
+
+def test_empty_timeline(run_repo: Repo) -> None:
+    assert run_repo.json("log") == []
+    assert "no checkpoints yet" in run_repo.ok("log").stdout
+
+
+def test_timeline_newest_first_with_the_uncommitted_checkpoint_on_top(run_repo: Repo) -> None:
+    one = checkpoint_and_commit(run_repo, "one")
+    two = checkpoint_and_commit(run_repo, "two")
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# three\n")
+    run_repo.ok("checkpoint", "--step", "three")
+    log = run_repo.json("log")
+    assert [(e.get("commit"), e["run"], e["seq"], e["step"]) for e in log] == [
+        (None, "demo", 3, "three"), (two, "demo", 2, "two"), (one, "demo", 1, "one")]
+    assert log[1]["next"] == "after two"
+    assert [e["step"] for e in run_repo.json("log", "-n", "2")] == ["three", "two"]
+    lines = run_repo.ok("log").stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("(working)") and "demo #3" in lines[0]
+    assert lines[1].startswith(two[:10]) and "two — next: after two" in lines[1]
+
+
+def test_commits_left_behind_by_an_amend_are_not_on_the_timeline(run_repo: Repo) -> None:
+    checkpoint_and_commit(run_repo, "one")
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# amended\n")
+    run_repo.ok("checkpoint", "--step", "one, amended")
+    run_repo.git("add", "-A")
+    assert run_repo.run(["git", "commit", "-q", "--amend", "--no-edit"]).returncode == 0
+    assert [(e["commit"], e["step"]) for e in run_repo.json("log")] == [(run_repo.head(), "one, amended")]
+
+
+def test_notes_fetched_from_other_clones_join_the_timeline(run_repo: Repo) -> None:
+    mine = checkpoint_and_commit(run_repo, "mine")
+    base = run_repo.git("rev-parse", "HEAD~1").strip()
+    theirs = {"id": "p1-0123456789ab", "seq": 1, "at": "2030-01-01T00:00:00Z", "step": "theirs", "run": "other"}
+    same = json.loads(run_repo.git("notes", "--ref=shift", "show", mine).rsplit("\n", 2)[-2])["checkpoints"][0]
+    remote = {base: handoff.note_text({"shift_note": 1, "checkpoints": [theirs], "runs": ["other"]}),
+              mine: handoff.note_text({"shift_note": 1, "checkpoints": [same, {**theirs, "id": "p2-x", "seq": 2}],
+                                       "runs": ["demo", "other"]})}
+    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes")
+    log = run_repo.json("log")
+    assert [(e["commit"], e["run"], e["step"]) for e in log] == [
+        (mine, "other", "theirs"), (mine, "demo", "mine"), (base, "other", "theirs")]
+    assert len({e["id"] for e in log}) == 3  # the checkpoint both refs hold is listed once

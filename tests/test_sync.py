@@ -1,0 +1,145 @@
+"""`shiftgit sync` between real clones of a real bare remote: notes and snapshots, any order, in parallel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SG, Repo, make_repo
+
+from shiftgit.notemerge import split_note
+
+
+def network(tmp_path: Path, names: list[str]) -> tuple[Repo, list[Repo]]:
+    """A bare `origin` seeded with an initialised repo, and one clone per name on its own branch."""
+    seed = make_repo(tmp_path / "seed")
+    seed.ok("init", "--hooks", "none")
+    assert seed.commit("set up shiftgit").returncode == 0
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed.path), str(origin)], check=True)
+    clones = []
+    for name in names:
+        subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / name)], check=True)
+        clone = Repo(tmp_path / name)
+        clone.ok("init", "--hooks", "none")
+        clone.git("checkout", "-q", "-b", f"work-{name}")
+        clones.append(clone)
+    return Repo(origin), clones
+
+
+def add_notes(repo: Repo, name: str, count: int) -> list[str]:
+    commits = []
+    for i in range(count):
+        repo.git("commit", "-q", "--allow-empty", "-m", f"{name} {i}")
+        commits.append(repo.head())
+        repo.git("notes", "--ref=shift", "add", "-m", f"shift: {name} #{i}", "HEAD")
+    return commits
+
+
+def json_note(name: str, point: str) -> str:
+    return f"shift: {name}\n" + json.dumps({"run": "demo", "checkpoints": [{"id": point, "seq": 1}]})
+
+
+def notes(repo: Repo) -> dict[str, str]:
+    listing = repo.git("notes", "--ref=shift", "list").split()
+    return {commit: repo.git("notes", "--ref=shift", "show", commit) for commit in listing[1::2]}
+
+
+@pytest.mark.parametrize("order", ["aba", "bab", "abba"])
+def test_two_machines_converge_in_any_order(tmp_path: Path, order: str) -> None:
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    shared = a.git("rev-parse", "main").strip()
+    a_commits, b_commits = add_notes(a, "a", 3), add_notes(b, "b", 2)
+    a.git("notes", "--ref=shift", "add", "-m", json_note("a", "p-a"), shared)
+    b.git("notes", "--ref=shift", "add", "-m", json_note("b", "p-b"), shared)
+    for who in order:
+        (a if who == "a" else b).ok("sync")
+    found = notes(a)
+    assert found == notes(b) == notes(origin)
+    assert set(found) == {shared, *a_commits, *b_commits}
+    assert found[a_commits[0]] == "shift: a #0\n"
+    human, body = split_note(found[shared]) or ([], {})
+    assert human == ["shift: a", "shift: b"] and [p["id"] for p in body["checkpoints"]] == ["p-a", "p-b"]
+    assert a.git("rev-parse", "refs/notes/shift") == origin.git("rev-parse", "refs/notes/shift")
+
+
+def test_the_notes_commit_keeps_both_histories(tmp_path: Path) -> None:
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    add_notes(a, "a", 1)
+    add_notes(b, "b", 1)
+    a.ok("sync")
+    report = b.json("sync")
+    assert report["notes"] == {"result": "merged", "added": 1, "merged": 0, "total": 2}
+    assert report["pushed"] == ["refs/notes/shift"] and report["remote"] == "origin"
+    parents = b.git("rev-list", "--parents", "-n", "1", "refs/notes/shift").split()[1:]
+    assert sorted(parents) == sorted([b.git("rev-parse", "refs/notes/shift^1").strip(),
+                                      a.git("rev-parse", "refs/notes/shift").strip()])
+    assert a.json("sync")["notes"]["result"] == "fast-forward"
+    assert a.json("sync")["notes"]["result"] == "up-to-date"
+
+
+def test_parallel_syncs_lose_no_note(tmp_path: Path) -> None:
+    names = ["a", "b", "c", "d"]
+    origin, clones = network(tmp_path, names)
+    expected = {c for clone, name in zip(clones, names, strict=True) for c in add_notes(clone, name, 5)}
+    procs = [subprocess.Popen([*SG, "sync", "--json"], cwd=clone.path, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for clone in clones]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 4, outputs
+    assert set(notes(origin)) == expected  # every sync that said 0 had its notes on the remote
+    for clone in clones:
+        clone.ok("sync")
+    assert all(notes(clone) == notes(origin) for clone in clones)
+
+
+def test_plain_fetch_never_fails_nor_wipes_local_notes(tmp_path: Path) -> None:
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    a.git("fetch", "-q", "origin")  # the remote has no notes yet: the glob refspec does not fail
+    mine = add_notes(a, "a", 1)
+    add_notes(b, "b", 1)
+    b.ok("sync")
+    before = a.git("rev-parse", "refs/notes/shift")
+    a.git("fetch", "-q", "origin")
+    assert a.git("rev-parse", "refs/notes/shift") == before
+    assert a.git("rev-parse", "refs/shift-remote/origin/notes/shift") == origin.git("rev-parse", "refs/notes/shift")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftgit.repo import Repo as CoreRepo
+    from shiftgit.sync import notes_refs
+
+    assert notes_refs(CoreRepo.open(a.path)) == ["refs/notes/shift", "refs/shift-remote/origin/notes/shift"]
+    a.ok("sync")
+    assert mine[0] in notes(origin)
+
+
+def test_snapshots_are_pushed_and_diverged_histories_are_both_kept(tmp_path: Path) -> None:
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    ref = "refs/shift/snapshots/demo"
+    snaps = []
+    for clone in (a, b):  # the same run id started on two machines: two snapshot histories of one ref
+        clone.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+        clone.write("calc.py", f"# {clone.path.name}\n")
+        snaps.append(clone.json("checkpoint", "--step", "edit")["snapshot"])
+    assert a.json("sync")["pushed"] == [ref]
+    assert origin.git("rev-parse", ref).strip() == snaps[0]
+    report = b.json("sync")
+    assert report["snapshots"] == {ref: "merged"}
+    tip = origin.git("rev-parse", ref).strip()
+    assert tip == b.git("rev-parse", ref).strip()
+    assert sorted(origin.git("rev-list", "--parents", "-n", "1", tip).split()[1:]) == sorted(snaps)
+    assert b.git("rev-parse", f"{tip}^{{tree}}") == b.git("rev-parse", f"{snaps[1]}^{{tree}}")
+    assert a.json("sync")["snapshots"] == {ref: "fast-forward"}
+    assert a.git("rev-parse", ref).strip() == tip
+
+
+def test_sync_defaults_to_the_upstream_remote_and_names_a_missing_one(tmp_path: Path) -> None:
+    _, (a,) = network(tmp_path, ["a"])
+    a.git("remote", "rename", "origin", "hub")
+    a.git("checkout", "-q", "main")
+    add_notes(a, "a", 1)
+    assert a.json("sync")["remote"] == "hub"
+    proc = a.sg("sync", "nowhere")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "git remote add nowhere" in proc.stderr
