@@ -146,13 +146,11 @@ def _effect_reasons(ledger: Ledger) -> list[str]:
 
 
 def budget_reasons(ledger: Ledger) -> list[str]:
-    budgets, spend = ledger.contract.budgets, ledger.spend
-    reasons = []
-    for name, limit, spent in (("token", budgets.tokens, spend.tokens), ("cost", budgets.cost, spend.cost),
-                               ("time (minutes)", budgets.minutes, spend.minutes)):
-        if limit is not None and spent >= limit:
-            reasons.append(f"the {name} budget is spent: {spent} of {limit}")
-    return reasons
+    from shiftgit.budgets import exhausted
+
+    # exhausted() says "cost: spent 3 of 2.5"
+    spent = (line.partition(": ") for line in exhausted(ledger))
+    return [f"the {kind} budget is spent: {detail}" for kind, _, detail in spent]
 
 
 def _status_reasons(ledger: Ledger) -> list[str]:
