@@ -54,9 +54,11 @@ def exit_code(report: Mapping[str, Any]) -> int:
 # -- the answers ---------------------------------------------------------------------------------
 
 def effect_entry(effect: Effect) -> dict[str, Any]:
-    safe = effect.reversibility == "repeatable" and effect.state not in UNSETTLED
-    return {"key": effect.key, "kind": effect.kind, "state": effect.state, "reversibility": effect.reversibility,
-            "safe_to_repeat": safe}
+    """As `effect list` shows it: an `attempted` whose runner is gone is `unknown`."""
+    from shiftgit.effects import safe_to_repeat, state_of
+
+    return {"key": effect.key, "kind": effect.kind, "state": state_of(effect), "recorded_state": effect.state,
+            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect)}
 
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
