@@ -14,7 +14,7 @@ from typing import Any
 
 from shiftgit.ledger import Ledger
 
-IDLE_GAP_MINUTES = 30.0  # the same rule as runs._add_spend (checkpoint)
+IDLE_GAP_MINUTES = 30.0  # a longer gap between writes counts as idle, not as spend
 KINDS = ("minutes", "tokens", "cost")
 
 

@@ -1011,3 +1011,29 @@ def log_command(limit: int | None, as_json: bool) -> None:
 
     entries = timeline.timeline(_store(), limit)
     emit(entries) if as_json else click.echo(timeline.render(entries))
+
+
+# -- hook entry points (the real work is dispatched in __main__.py, before click is imported) -----
+
+@cli.command("hook", context_settings={"ignore_unknown_options": True})
+@click.argument("names", nargs=-1, type=click.UNPROCESSED)
+def hook(names: tuple[str, ...]) -> None:
+    """Entry points for git hooks and agent hooks (installed by `shiftgit init`).
+
+    \b
+    Git hooks:   shiftgit hook pre-commit|commit-msg|post-commit|post-rewrite|pre-push
+    Agent hooks: shiftgit hook claude session-start|stop|pre-compact|session-end
+                 shiftgit hook codex session-start|stop|pre-compact
+                 shiftgit hook gemini session-start|after-agent|pre-compress|session-end
+    Agent hooks read the agent's JSON on stdin and fail open.
+
+    \b
+    Example:
+      echo '{"hook_event_name": "SessionStart", "source": "startup"}' | shiftgit hook claude session-start
+    """
+    from shiftgit.__main__ import AGENT_HOOKS, GIT_HOOKS
+    from shiftgit.errors import UsageError
+
+    given = " ".join(names) or "(nothing)"
+    raise UsageError(f"unknown hook {given!r}; use one of: {', '.join(GIT_HOOKS)}, "
+                     f"or an agent ({', '.join(AGENT_HOOKS)}) and an event — see `shiftgit hook --help`")

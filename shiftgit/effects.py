@@ -70,7 +70,7 @@ def state_of(effect: Effect) -> str:
 def safe_to_repeat(effect: Effect) -> bool:
     """Running it again cannot do harm the record does not already allow for."""
     state = state_of(effect)
-    if state == "attempted":
+    if state in ("attempted", "unknown"):  # refused until a human reconciles it
         return False
     return state in ("planned", "failed") or effect.reversibility == "repeatable"
 

@@ -6,11 +6,10 @@ no file outside the git dir is written.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from shiftgit.ledger import Checkpoint, Ledger
-from shiftgit.repo import Repo
+from shiftgit.ledger import Ledger
+from shiftgit.record import edits_since, head_state
 from shiftgit.store import Store
 
 FILES_SHOWN = 20
@@ -62,41 +61,15 @@ def assess(store: Store, run: str, ledger: Ledger | None = None) -> Freshness:
     head = repo.head()
     tree = repo.worktree_tree()
     if point is None:
-        reference = head
-    else:
-        reference = point.tree or point.base
-    files: tuple[str, ...] = ()
-    if point is None or point.tree != tree:
-        files = tuple(entry.path for entry in repo.diff_trees(reference, tree))
-    moved = point is not None and not record_matches_head(repo, store.rel(store.ledger_path(run)), point, head)
+        files = tuple(entry.path for entry in repo.diff_trees(head, tree))
+    elif point.tree == tree:
+        files = ()
+    else:  # edits_since rebuilds the checkpoint's tree in a clone that lacks it; None: cannot tell
+        files = tuple(entry.path for entry in edits_since(repo, point, tree) or ())
+    moved = point is not None and not head_state(repo, point, store.rel(store.ledger_path(run))).matches
     return Freshness(run=run, checkpoint_id=point.id if point else None, seq=point.seq if point else None,
                      head=head, base=point.base if point else None, tree=tree, files=files,
                      head_moved=moved, pending_checks=len(ledger.pending_checks))
-
-
-def record_matches_head(repo: Repo, ledger_rel: str, point: Checkpoint, head: str | None) -> bool:
-    """HEAD is the checkpoint's base, or a child of it whose committed ledger carries the checkpoint."""
-    if head == point.base:
-        return True
-    if head is None or point.base is None:
-        return False
-    parents = repo.git("rev-parse", f"{head}^@", check=False).split()
-    if point.base not in parents:
-        return False
-    return committed_checkpoint_id(repo, head, ledger_rel) == point.id
-
-
-def committed_checkpoint_id(repo: Repo, commit: str, ledger_rel: str) -> str | None:
-    data = repo.show(f"{commit}:{ledger_rel}")
-    if data is None:
-        return None
-    try:
-        document = json.loads(data)
-    except ValueError:
-        return None
-    point = document.get("checkpoint") if isinstance(document, dict) else None
-    value = point.get("id") if isinstance(point, dict) else None
-    return value if isinstance(value, str) else None
 
 
 def _list(paths: tuple[str, ...]) -> str:

@@ -147,12 +147,13 @@ def merged(documents: Iterable[Doc]) -> dict[str, Any]:
             if isinstance(point, Mapping):
                 points.setdefault(str(point.get("id")), dict(point))
         runs.update(str(r) for r in document.get("runs") or [])
-        if document.get("skip") and document["skip"] not in skips:
-            skips.append(str(document["skip"]))
+        for reason in str(document.get("skip") or "").split("; "):  # a merged note's reasons count one by one
+            if reason and reason not in skips:
+                skips.append(reason)
     out: dict[str, Any] = {"shift_note": NOTE_VERSION, "runs": sorted(runs),
                            "checkpoints": sorted(points.values(), key=_order)}
     if skips:
-        out["skip"] = "; ".join(skips)
+        out["skip"] = "; ".join(sorted(skips))
     return out
 
 

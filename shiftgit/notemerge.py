@@ -3,7 +3,9 @@
 A note is human-readable lines followed by a JSON object (from the last line that starts with `{`
 to the end). Two texts merge into one that loses neither and never concatenates JSON:
 - identical texts stay identical (opaque);
-- both JSON parts parse and agree on every key but `checkpoints`: the checkpoints are unioned by id
+- two shiftgit handoff notes (JSON with `shift_note`): `handoff.merged` unions their checkpoints by
+  id and their runs, and `handoff.note_text` renders the one note (human lines from the JSON);
+- other notes whose JSON parts parse and agree on every key but `checkpoints`: the checkpoints are unioned by id
   (sorted by seq, at, id), the human lines are unioned, and one JSON object ends the note;
 - otherwise both texts are kept, separated by a line `--- merged note ---`.
 Merging is commutative and idempotent, absorbs what it already holds, and is associative up to the
@@ -15,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shiftgit import handoff
+
 MARKER = "--- merged note ---"
 _SEPARATOR = f"\n{MARKER}\n"
 
@@ -22,6 +26,10 @@ _SEPARATOR = f"\n{MARKER}\n"
 def merge_note_texts(a: str, b: str) -> str:
     if a == b:
         return a
+    documents = [d for d in (handoff.parse_note(text) for text in (a, b)) if d is not None]
+    if MARKER not in a and MARKER not in b and len(documents) == 2:
+        # shiftgit's own notes: handoff unions them (checkpoints by id, runs) and renders the note
+        return handoff.note_text(handoff.merged(sorted(documents, key=_canon)))
     left, right = split_note(a), split_note(b)
     if left is None or right is None or MARKER in a or MARKER in b:
         return _keep_both(a, b)
@@ -78,6 +86,10 @@ def _union_checkpoints(a: Any, b: Any) -> list[Any] | None:
     if complete and all(side == complete[0] for side in complete):  # one side holds them all: keep its order
         return list(complete[0])
     return sorted(found.values(), key=lambda p: (_number(p.get("seq")), str(p.get("at", "")), p["id"]))
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _number(value: Any) -> float:

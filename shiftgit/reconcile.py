@@ -87,14 +87,20 @@ def reconcile(store: Store, run: str, key: str, how: Settlement, *, echo: Binary
         raise UsageError(f"--state {how.state!r}: use one of {', '.join(RECONCILED)}")
     old = _settleable(store.read(run), key)
     state, note = how.state, how.evidence
+    if state is not None:
+        _check_final(old, state)
+    elif old.state == "compensated":
+        _check_final(old, "completed")
     probe: dict[str, Any] = {}
     if state is None:
         state, probe = _run_probe(store, old, echo)
+        _check_final(old, state, probe["result"])
         note = note or probe["result"]
     made: list[Effect] = []
 
     def change(ledger: Ledger) -> Ledger:
         current = _settleable(ledger, key)
+        _check_final(current, str(state))
         at = now_iso()
         entry = {"at": at, "state": state, "from": state_of(current), "by": how.by, "evidence": note,
                  "result": "reconciled by probe" if probe else "reconciled by hand", **probe}
@@ -104,6 +110,19 @@ def reconcile(store: Store, run: str, key: str, how: Settlement, *, echo: Binary
 
     store.update(run, change)
     return made[0]
+
+
+FINAL = {"completed": ("completed", "compensated"), "compensated": ("compensated",)}
+
+
+def _check_final(effect: Effect, state: str, why: str | None = None) -> None:
+    """A completed effect stays completed or becomes compensated; a compensated one stays so."""
+    allowed = FINAL.get(effect.state)
+    if allowed is not None and state not in allowed:
+        said = f"{why}, but " if why else ""
+        raise CheckFailed(f"{said}effect {effect.key!r} is recorded {effect.state}, which is final"
+                          + (" (it can only become compensated, once undone)" if effect.state == "completed" else "")
+                          + "; to apply it again use a new key")
 
 
 def _settleable(ledger: Ledger, key: str) -> Effect:

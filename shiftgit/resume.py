@@ -54,9 +54,11 @@ def exit_code(report: Mapping[str, Any]) -> int:
 # -- the answers ---------------------------------------------------------------------------------
 
 def effect_entry(effect: Effect) -> dict[str, Any]:
-    safe = effect.reversibility == "repeatable" and effect.state not in UNSETTLED
-    return {"key": effect.key, "kind": effect.kind, "state": effect.state, "reversibility": effect.reversibility,
-            "safe_to_repeat": safe}
+    """As `effect list` shows it: an `attempted` whose runner is gone is `unknown`."""
+    from shiftgit.effects import safe_to_repeat, state_of
+
+    return {"key": effect.key, "kind": effect.kind, "state": state_of(effect), "recorded_state": effect.state,
+            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect)}
 
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
@@ -146,13 +148,11 @@ def _effect_reasons(ledger: Ledger) -> list[str]:
 
 
 def budget_reasons(ledger: Ledger) -> list[str]:
-    budgets, spend = ledger.contract.budgets, ledger.spend
-    reasons = []
-    for name, limit, spent in (("token", budgets.tokens, spend.tokens), ("cost", budgets.cost, spend.cost),
-                               ("time (minutes)", budgets.minutes, spend.minutes)):
-        if limit is not None and spent >= limit:
-            reasons.append(f"the {name} budget is spent: {spent} of {limit}")
-    return reasons
+    from shiftgit.budgets import exhausted
+
+    # exhausted() says "cost: spent 3 of 2.5"
+    spent = (line.partition(": ") for line in exhausted(ledger))
+    return [f"the {kind} budget is spent: {detail}" for kind, _, detail in spent]
 
 
 def _status_reasons(ledger: Ledger) -> list[str]:

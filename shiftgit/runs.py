@@ -43,7 +43,6 @@ from shiftgit.store import Store
 
 PENDING_CAP = 50
 SNAPSHOT_RETRIES = 20
-IDLE_GAP_MINUTES = 30.0  # a gap longer than this between writes counts as idle, not as spend
 
 
 def now_iso() -> str:
@@ -262,15 +261,12 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
 
 
 def _add_spend(ledger: Ledger, spec: CheckpointInput, at: str) -> Spend:
-    gap = (_parse_time(at) - _parse_time(ledger.updated_at)).total_seconds() / 60
-    minutes = min(max(gap, 0.0), IDLE_GAP_MINUTES)
+    """Tokens and cost from the caller; wall minutes since the last write by the budgets' idle rule."""
+    from shiftgit.budgets import gap_minutes
+
     spent = ledger.spend
     return Spend(tokens=spent.tokens + spec.tokens, cost=round(spent.cost + spec.cost, 6),
-                 minutes=round(spent.minutes + minutes, 3))
-
-
-def _parse_time(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+                 minutes=round(spent.minutes + gap_minutes(ledger.updated_at, at), 3))
 
 
 def _next(previous: Checkpoint | None, spec: CheckpointInput) -> NextAction:

@@ -3,8 +3,13 @@
 A service gets its own session, no parent-death signal, stdin from /dev/null and its output in
 `<git-dir>/shift/services/<name>.log`, so it outlives the shiftgit process (and the agent) that
 started it, and a caller capturing shiftgit's output never waits for it. It is recorded as an
-effect keyed `service:<name>`, kind `service`, reversible, with name, pid, port, argv and the
-process identity (host, boot, pid, start time) that tells a reused pid from the real one.
+effect of kind `service`, reversible, with name, pid, port, argv and the process identity (host,
+boot, pid, start time) that tells a reused pid from the real one.
+
+Each start is its own effect: `service:<name>` for the first, `service:<name>@2`, `@3`, ... for
+later ones, so a stopped (compensated) or dead start stays on record as it was, and no record ever
+moves out of a final state (what the commit gate checks). Commands naming a service act on its
+latest start.
 """
 
 from __future__ import annotations
@@ -30,10 +35,24 @@ STOP_GRACE = 5.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def key_of(name: str) -> str:
+def validate_name(name: str) -> str:
     if not _NAME.match(name):
         raise UsageError(f"bad service name {name!r}: use 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit")
-    return f"service:{name}"
+    return name
+
+
+def starts(ledger: Ledger, name: str) -> list[Effect]:
+    """Every recorded start of the service `name`, oldest first."""
+    return [e for e in ledger.effects if e.kind == KIND and e.name == name]
+
+
+def next_key(ledger: Ledger, name: str) -> str:
+    count = len(starts(ledger, name))
+    key = f"service:{name}" + (f"@{count + 1}" if count else "")
+    while ledger.effect(key) is not None:  # a hand-made record in the way
+        count += 1
+        key = f"service:{name}@{count + 1}"
+    return key
 
 
 def is_running(effect: Effect) -> bool:
@@ -61,7 +80,7 @@ def service_view(effect: Effect) -> dict[str, Any]:
 def start(store: Store, run: str, name: str, argv: tuple[str, ...], *, port: int | None = None,
           cwd: str = ".") -> tuple[Effect, list[str]]:
     """Start `argv` detached and record it; returns the record and warnings."""
-    key = key_of(name)
+    validate_name(name)
     if not argv:
         raise UsageError("no command given; put it after `--`, e.g. `shiftgit service start --name web -- "
                          "python -m http.server 8000`")
@@ -73,7 +92,7 @@ def start(store: Store, run: str, name: str, argv: tuple[str, ...], *, port: int
     warnings = [f"port {port} already accepts connections before the service started"] \
         if port is not None and port_open(port) else []
     log = store.repo.private("services", f"{name}.log")
-    _claim(store, run, key, name, argv, port, cwd, str(log))
+    key = _claim(store, run, name, argv, port, cwd, str(log))
     try:
         with open(log, "ab") as out:
             proc = subprocess.Popen(list(argv), cwd=workdir, stdin=subprocess.DEVNULL, stdout=out,
@@ -87,26 +106,30 @@ def start(store: Store, run: str, name: str, argv: tuple[str, ...], *, port: int
     return effect, warnings
 
 
-def _claim(store: Store, run: str, key: str, name: str, argv: tuple[str, ...], port: int | None, cwd: str,
-           log: str) -> None:
-    """Record the start as attempted before the process exists (a crash here leaves it `unknown`)."""
+def _claim(store: Store, run: str, name: str, argv: tuple[str, ...], port: int | None, cwd: str,
+           log: str) -> str:
+    """Record a new start as attempted before the process exists (a crash here leaves it `unknown`)."""
+    keys: list[str] = []
+
     def change(ledger: Ledger) -> Ledger:
         check_open(ledger)
         refusal = check_kind(ledger, KIND)
         if refusal:
             raise UsageError(refusal)
-        old = ledger.effect(key)
-        if old is not None and (is_running(old) or old.state == "attempted" and procs.is_alive(old.runner)):
-            raise CheckFailed(f"service {name!r} is already running (pid {old.pid}); stop it first with "
-                              f"`shiftgit service stop --name {name}`")
+        for old in starts(ledger, name):
+            if is_running(old) or (old.state == "attempted" and procs.is_alive(old.runner)):
+                raise CheckFailed(f"service {name!r} is already running (pid {old.pid}); stop it first with "
+                                  f"`shiftgit service stop --name {name}`")
         at = now_iso()
-        base = old or Effect(key=key, kind=KIND, reversibility="reversible", created_at=at)
-        new = replace(base, state="attempted", name=name, argv=argv, port=port, cwd=cwd, log=log, pid=None,
-                      process=None, runner=procs.identity(), attempts=base.attempts + 1, updated_at=at,
-                      compensate=f"shiftgit service stop --name {name}")
+        key = next_key(ledger, name)
+        keys.append(key)
+        new = Effect(key=key, kind=KIND, reversibility="reversible", state="attempted", name=name, argv=argv,
+                     port=port, cwd=cwd, log=log, runner=procs.identity(), attempts=1, created_at=at,
+                     updated_at=at, compensate=f"shiftgit service stop --name {name}")
         return put(ledger, new, at)
 
     store.update(run, change)
+    return keys[0]
 
 
 def _settle(store: Store, run: str, key: str, state: str, fields: dict[str, Any]) -> Effect:
@@ -127,19 +150,21 @@ def _settle(store: Store, run: str, key: str, state: str, fields: dict[str, Any]
 
 def stop(store: Store, run: str, name: str) -> Effect:
     """Stop a recorded service (its whole process group) and record it as compensated."""
-    key = key_of(name)
-    effect = store.read(run).effect(key)
+    validate_name(name)
+    effect = next(reversed(starts(store.read(run), name)), None)
     if effect is None:
         raise UsageError(f"no service {name!r} on run {run!r}; start one with `shiftgit service start --name {name} "
                          "-- CMD`")
-    if effect.state not in ("completed", "compensated") or effect.pid is None:
+    if effect.state == "compensated":
+        return effect
+    if effect.state != "completed" or effect.pid is None:
         raise CheckFailed(f"service {name!r} is {effect.state}, with no process recorded; settle it with "
-                          f"`shiftgit effect reconcile {key} --state failed|compensated`")
+                          f"`shiftgit effect reconcile {effect.key} --state failed|compensated`")
     was = "was not running"
     if is_running(effect):
         _terminate(effect.pid)
         was = "stopped"
-    return _settle(store, run, key, "compensated", {"result": f"{was} (pid {effect.pid})"})
+    return _settle(store, run, effect.key, "compensated", {"result": f"{was} (pid {effect.pid})"})
 
 
 def _terminate(pid: int) -> None:

@@ -51,20 +51,12 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def _remove_stale_temps(folder: Path) -> None:
     """Temp files left by killed writers (their pid is gone) are removed; live ones are left alone."""
+    from shiftgit.procs import pid_exists
+
     for tmp in folder.glob(".*.tmp"):
         pid = tmp.name.rsplit(".", 2)[-2]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not pid_exists(int(pid)):
             tmp.unlink(missing_ok=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Store:

@@ -13,18 +13,18 @@ from typing import Any
 from shiftgit import handoff
 from shiftgit.errors import ShiftError
 from shiftgit.gitview import ledger_path, parse_json
-from shiftgit.notes import NOTES_REF, CatFile, note_blobs
+from shiftgit.notes import CatFile, note_blobs
 from shiftgit.repo import clean_env
 from shiftgit.store import Store
 
-TRACKING = "refs/shift-remote/"  # sync fetches each remote's notes into refs/shift-remote/<remote>/notes
 ROUND = 64
 
 
 def notes_refs(store: Store) -> list[str]:
-    """The notes refs to read: ours, then the remote-tracking copies if there are any."""
-    out = store.repo.git("for-each-ref", "--format=%(refname)", TRACKING, check=False)
-    return [NOTES_REF, *(ref for ref in out.split() if ref.endswith("/notes"))]
+    """The notes refs to read: ours, then each remote's copy (refs/shift-remote/<remote>/notes/shift)."""
+    from shiftgit.sync import notes_refs as refs
+
+    return refs(store.repo)
 
 
 def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:

@@ -58,7 +58,7 @@ def test_session_start_injects_the_briefing_as_data_with_provenance(fresh: Repo,
     for text in ("make calc correct", "tests pass", "never edit tests/", "fix sub()", "test_sub passes"):
         assert text in context, text
     commit = fresh.git("log", "-1", "--format=%H", "--", ".shift/runs/demo/ledger.json").strip()
-    assert f"recorded by Ada Example in commit {commit[:12]}" in context
+    assert f"recorded by Ada Example <ada@example.com> in commit {commit[:12]}" in context
     assert context.startswith("shiftgit ledger for run 'demo'")
 
 

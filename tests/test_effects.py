@@ -197,7 +197,11 @@ def test_reconcile_by_hand_and_by_probe(effects_repo: Repo, tmp_path: Path) -> N
     assert stored["history"][-1]["by"] == "ops"
     effects_repo.ok("effect", "run", "--key", "d", "--kind", "job", "--", *appender(log))  # completed: replayed
     assert lines(log) == []
+    proc = effects_repo.sg("effect", "reconcile", "d", "--state", "failed")  # completed is final
+    assert proc.returncode == 1 and "new key" in proc.stderr
     effects_repo.ok("effect", "reconcile", "d", "--state", "compensated", "--evidence", "rolled back by hand")
+    for args in (("--state", "completed"), ("--probe", "--yes")):  # compensated is final too
+        assert effects_repo.sg("effect", "reconcile", "d", *args).returncode == 1
     proc = run_effect(effects_repo, "d", "--", *appender(log))
     assert proc.returncode == 1 and "compensated" in proc.stderr and lines(log) == []
     proc = effects_repo.sg("effect", "reconcile", "d", "--state", "failed", "--probe")

@@ -55,7 +55,7 @@ def test_notes_fetched_from_other_clones_join_the_timeline(run_repo: Repo) -> No
     remote = {base: handoff.note_text({"shift_note": 1, "checkpoints": [theirs], "runs": ["other"]}),
               mine: handoff.note_text({"shift_note": 1, "checkpoints": [same, {**theirs, "id": "p2-x", "seq": 2}],
                                        "runs": ["demo", "other"]})}
-    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes")
+    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes/shift")  # where sync and fetch put it
     log = run_repo.json("log")
     assert [(e["commit"], e["run"], e["step"]) for e in log] == [
         (mine, "other", "theirs"), (mine, "demo", "mine"), (base, "other", "theirs")]
@@ -69,9 +69,11 @@ def test_a_note_sync_merged_by_keeping_both_texts_reads_as_one() -> None:
     two = {"id": "p1-b", "seq": 1, "at": "2030-01-02T00:00:00Z", "step": "b", "run": "b"}
     left = handoff.note_text({"shift_note": 1, "checkpoints": [one], "runs": ["a"]})
     right = handoff.note_text({"shift_note": 1, "checkpoints": [two], "runs": ["b"], "skip": "why"})
-    both = merge_note_texts(left, right)
-    assert MARKER in both
+    both = merge_note_texts(merge_note_texts(left, "reviewed by Ada\n"), right)  # a plain note forces keep-both
+    assert MARKER in both and "reviewed by Ada" in both
     document = handoff.parse_note(both)
     assert document is not None
     assert [p["id"] for p in document["checkpoints"]] == ["p1-a", "p1-b"] and document["skip"] == "why"
+    one = merge_note_texts(left, right)  # two handoff notes alone merge into one note, one JSON line
+    assert MARKER not in one and handoff.parse_note(one) == document
     assert handoff.parse_note(left) == json.loads(left.splitlines()[-1])

@@ -7,6 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shiftgit import handoff
 from shiftgit.notemerge import MARKER, merge_note_texts, split_note
 
 POINT = st.builds(lambda i, run, seq: {"id": f"p-{i:03d}", "run": run, "seq": seq, "step": f"step {i}"},
@@ -73,3 +74,27 @@ def test_unparseable_or_disagreeing_notes_are_both_kept() -> None:
     assert MARKER in merge_note_texts(run_a, run_b)
     clash = note([{"id": "p-1", "seq": 1, "step": "other"}], ["shift: demo #1"])
     assert MARKER in merge_note_texts(other, clash)
+
+
+HANDOFF_POINT = st.builds(lambda i, run: {"id": f"p-{run}{i}", "run": run, "seq": i, "step": f"step {i}",
+                                          "next": {"action": f"next {i}"}},
+                          st.integers(1, 6), st.sampled_from(["a", "b"]))
+HANDOFF = st.builds(lambda points, skip: handoff.note_text(
+    {"shift_note": 1, "checkpoints": list({p["id"]: p for p in points}.values()),
+     "runs": sorted({str(p["run"]) for p in points}), **({"skip": skip} if skip else {})}),
+    st.lists(HANDOFF_POINT, max_size=3), st.sampled_from([None, "hotfix", "ci down"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(HANDOFF, HANDOFF, HANDOFF)
+def test_handoff_notes_merge_through_the_handoff_format(a: str, b: str, c: str) -> None:
+    merged = merge_note_texts(a, b)
+    assert merged == merge_note_texts(b, a) and merge_note_texts(a, a) == a
+    assert merge_note_texts(merged, a) == merged and merge_note_texts(merged, b) == merged
+    assert merge_note_texts(merge_note_texts(a, b), c) == merge_note_texts(a, merge_note_texts(b, c))
+    document = handoff.parse_note(merged)
+    assert document is not None and MARKER not in merged
+    ids = {p["id"] for text in (a, b) for p in (handoff.parse_note(text) or {})["checkpoints"]}
+    assert {p["id"] for p in document["checkpoints"]} == ids
+    for point in document["checkpoints"]:
+        assert f"shiftgit handoff: {point['run']} #{point['seq']} — {point['step']}" in merged

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import CALC, PYTEST, Repo, make_repo
-from verify_helpers import clone, edit_ledger, exit_with, record_check, record_failing
+from verify_helpers import clone, commit_without_handoff, edit_ledger, exit_with, record_check, record_failing
 
 from shiftgit import runs
 from shiftgit.liveness import is_alive, pid_alive, process_state
@@ -69,8 +69,7 @@ def test_edits_under_shift_never_count(run_repo: Repo) -> None:
 def test_a_commit_without_a_handoff_escalates(run_repo: Repo) -> None:
     record_failing(run_repo)
     run_repo.write("README.md", "changed behind the run's back\n")
-    run_repo.git("add", "-A")  # --no-verify: past the commit gate, as a commit behind the run's back is
-    assert run_repo.run(["git", "commit", "-q", "--no-verify", "-m", "no handoff"]).returncode == 0
+    commit_without_handoff(run_repo, "no handoff")
     code, report = _resume(run_repo, "--no-run")
     assert (code, report["decision"]) == (4, "escalate")
     assert any("HEAD moved" in r and run_repo.head()[:12] in r for r in report["reasons"])

@@ -178,3 +178,9 @@ def test_show_markdown_and_json(run_repo: Repo) -> None:
     assert run_repo.json("show", "demo")["run"] == "demo"
     proc = run_repo.sg("show", "nope")
     assert proc.returncode == 2 and "nope" in proc.stderr
+
+
+def test_hook_help_lists_the_entry_points_and_an_unknown_hook_is_a_usage_error(repo: Repo) -> None:
+    assert "claude session-start" in repo.ok("hook", "--help").stdout
+    proc = repo.sg("hook", "bogus")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "pre-commit" in proc.stderr

@@ -80,6 +80,26 @@ def test_a_service_runs_detached_is_recorded_and_can_be_stopped(effects_repo: Re
     assert log.is_file() and str(effects_repo.path / ".git") in str(log)
 
 
+def test_restarts_and_stops_are_each_recorded_and_pass_the_commit_gate(run_repo: Repo, started: list[int]) -> None:
+    """Each start is its own effect, so no record leaves a final state: the gate lets every commit through."""
+    sleeper = ("--", sys.executable, "-c", "import time; time.sleep(60)")
+    steps = [("service", "start", "--name", "w", *sleeper), ("service", "stop", "--name", "w"),
+             ("service", "start", "--name", "w", *sleeper), ("service", "stop", "--name", "w"),
+             ("service", "start", "--name", "w", *sleeper)]
+    for i, step in enumerate(steps):
+        run_repo.ok(*step)
+        started.extend(e["pid"] for e in run_repo.ledger("demo")["effects"] if e["pid"])
+        run_repo.write("calc.py", run_repo.read("calc.py") + f"\n# step {i}\n")
+        run_repo.ok("checkpoint", "--step", f"step {i}")
+        proc = run_repo.commit(f"step {i}")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    effects = run_repo.ledger("demo")["effects"]
+    assert [(e["key"], e["state"]) for e in effects] == [
+        ("service:w", "compensated"), ("service:w@2", "compensated"), ("service:w@3", "completed")]
+    rows = run_repo.json("service", "list")
+    assert [r["alive"] for r in rows] == [False, False, True]
+
+
 def test_a_killed_service_is_not_alive_and_a_reused_pid_is_not_it(effects_repo: Repo, started: list[int]) -> None:
     effects_repo.ok("service", "start", "--name", "sleeper", "--", sys.executable, "-c", "import time; time.sleep(60)")
     row = service_row(effects_repo, "sleeper")

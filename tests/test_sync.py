@@ -143,3 +143,21 @@ def test_sync_defaults_to_the_upstream_remote_and_names_a_missing_one(tmp_path: 
     proc = a.sg("sync", "nowhere")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "git remote add nowhere" in proc.stderr
+
+
+def test_log_reads_the_notes_a_plain_fetch_brought(tmp_path: Path) -> None:
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    a.git("push", "-q", "origin", "work-a")
+    a.ok("init", "--hooks", "git")
+    a.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    assert a.commit("start demo").returncode == 0
+    a.write("calc.py", "# a\n")
+    a.ok("checkpoint", "--step", "edited on a")
+    assert a.commit("edit").returncode == 0
+    a.git("push", "-q", "origin", "HEAD:work-a")
+    a.ok("sync")
+    b.git("fetch", "-q", "origin")  # the refspec `init` added brings the notes, privately
+    b.git("checkout", "-q", "-B", "work-a", "origin/work-a")
+    assert b.git("notes", "--ref=shift", "list") == ""
+    steps = [e["step"] for e in b.json("log") if e.get("commit")]
+    assert steps == ["edited on a"]

@@ -49,3 +49,10 @@ def clone(repo: Repo, target: Path) -> Repo:
     repo.run(["git", "clone", "-q", "--no-local", str(repo.path), str(target)])  # objects as a remote sends them
     assert (target / ".git").is_dir()
     return Repo(target)
+
+
+def commit_without_handoff(repo: Repo, message: str, env: dict[str, str] | None = None) -> None:
+    """What a person does behind the run's back: commit, skipping the commit gate."""
+    repo.git("add", "-A")
+    proc = repo.run(["git", "commit", "-q", "--no-verify", "-m", message], env=env)
+    assert proc.returncode == 0, proc.stderr

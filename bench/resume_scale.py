@@ -1,0 +1,86 @@
+"""How resume / verify / rollback scale with the length of a run. Run: python bench/resume_scale.py [CHECKPOINTS]
+
+Builds a run with CHECKPOINTS long checkpoints (through the library, on a real repository), then
+times the CLI a fresh process would use: `resume --no-run` here and in a fresh clone (no notes,
+no snapshot refs), `verify` of a trivial check, `rollback --yes` of a small edit, and reports the
+briefing's length. Medians of 5 runs.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SG = [sys.executable, "-m", "shiftgit"]
+
+
+def sh(cwd: Path, *argv: str, ok: tuple[int, ...] = (0,)) -> str:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode not in ok:
+        raise SystemExit(f"{' '.join(argv)} -> {proc.returncode}\n{proc.stderr}")
+    return proc.stdout
+
+
+def timed(cwd: Path, *argv: str, ok: tuple[int, ...] = (0,), before: list[str] | None = None) -> float:
+    samples = []
+    for _ in range(5):
+        if before:
+            sh(cwd, *before)
+        started = time.perf_counter()
+        sh(cwd, *argv, ok=ok)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def build(root: Path, checkpoints: int) -> None:
+    from shiftgit import runs
+    from shiftgit.store import Store
+
+    sh(root, "git", "init", "-q", "-b", "main")
+    (root / "app.py").write_text("x = 1\n")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-q", "-m", "initial")
+    sh(root, *SG, "init", "--hooks", "none")
+    sh(root, *SG, "start", "bench", "--goal", "g", "--stop-when", "s", *sum(
+        (["--constraint", f"rule {n} " + "r" * 100] for n in range(20)), []))
+    sh(root, *SG, "check", "-q", "--", sys.executable, "-c", "pass")
+    store = Store.open(root)
+    for i in range(checkpoints):
+        (root / "app.py").write_text(f"x = {i}\n")
+        runs.checkpoint(store, "bench", runs.CheckpointInput(step=f"step {i} " + "s" * 300, note="n" * 300,
+                                                             done=(f"item {i}",), decisions=(f"decision {i}",)))
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-q", "-m", "work")
+
+
+def main() -> None:
+    checkpoints = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    os.environ.setdefault("GIT_AUTHOR_NAME", "bench")
+    os.environ.setdefault("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+    os.environ.setdefault("GIT_COMMITTER_NAME", "bench")
+    os.environ.setdefault("GIT_COMMITTER_EMAIL", "bench@example.invalid")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "work"
+        root.mkdir()
+        build(root, checkpoints)
+        clone = Path(tmp) / "clone"
+        sh(Path(tmp), "git", "clone", "-q", "--no-local", str(root), str(clone))
+        import json
+
+        briefing = json.loads(sh(root, *SG, "resume", "--no-run", "--json"))["briefing"]
+        print(f"{checkpoints} checkpoints, 21 constraints; briefing {len(briefing)} characters")
+        print(f"resume --no-run           {timed(root, *SG, 'resume', '--no-run'):.3f} s")
+        print(f"resume --no-run (clone)   {timed(clone, *SG, 'resume', 'bench', '--no-run'):.3f} s")
+        print(f"resume (reruns 1 check)   {timed(root, *SG, 'resume'):.3f} s")
+        print(f"verify (1 trivial check)  {timed(root, *SG, 'verify'):.3f} s")
+        edit = [sys.executable, "-c", "open('app.py', 'a').write('# edit\\n')"]
+        print(f"rollback --yes (1 file)   {timed(root, *SG, 'rollback', '--yes', before=edit):.3f} s")
+
+
+if __name__ == "__main__":
+    main()
