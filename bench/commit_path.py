@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from shiftgit.notes import note_blobs, read_note, write_notes  # noqa: E402
+from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
 SG = [sys.executable, "-m", "shiftgit"]
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

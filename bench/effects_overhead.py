@@ -27,8 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from shiftgit import effects, evidence, procs, runs  # noqa: E402
-from shiftgit.store import Store  # noqa: E402
+from shiftgit import procs  # noqa: E402
+from shiftgit.effects import runner as effects  # noqa: E402
+from shiftgit.evidence import runner as evidence  # noqa: E402
+from shiftgit.ledger.store import Store  # noqa: E402
+from shiftgit.runs import contract  # noqa: E402
 
 SG = [sys.executable, "-m", "shiftgit"]
 
@@ -59,7 +62,7 @@ def make_repo(where: Path) -> Store:
     subprocess.run(["git", "commit", "-qm", "init"], cwd=where, check=True)
     store = Store.open(where, require=False)
     store.init()
-    runs.start(store, "bench", runs.ContractInput(goal="g", stop_when="s"))
+    contract.start(store, "bench", contract.ContractInput(goal="g", stop_when="s"))
     return store
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from shiftgit.notes import note_blobs, read_note, read_notes, write_notes  # noqa: E402
+from shiftgit.git.notes import note_blobs, read_note, read_notes, write_notes  # noqa: E402
 
 
 def isolate(home: Path) -> None:

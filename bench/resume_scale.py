@@ -38,8 +38,8 @@ def timed(cwd: Path, *argv: str, ok: tuple[int, ...] = (0,), before: list[str] |
 
 
 def build(root: Path, checkpoints: int) -> None:
-    from shiftgit import runs
-    from shiftgit.store import Store
+    from shiftgit.ledger.store import Store
+    from shiftgit.runs import checkpoints
 
     sh(root, "git", "init", "-q", "-b", "main")
     (root / "app.py").write_text("x = 1\n")
@@ -52,7 +52,7 @@ def build(root: Path, checkpoints: int) -> None:
     store = Store.open(root)
     for i in range(checkpoints):
         (root / "app.py").write_text(f"x = {i}\n")
-        runs.checkpoint(store, "bench", runs.CheckpointInput(step=f"step {i} " + "s" * 300, note="n" * 300,
+        checkpoints.checkpoint(store, "bench", checkpoints.CheckpointInput(step=f"step {i} " + "s" * 300, note="n" * 300,
                                                              done=(f"item {i}",), decisions=(f"decision {i}",)))
     sh(root, "git", "add", "-A")
     sh(root, "git", "commit", "-q", "-m", "work")

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from shiftgit.notes import write_notes  # noqa: E402
+from shiftgit.git.notes import write_notes  # noqa: E402
 
 SG = [sys.executable, "-m", "shiftgit"]
 
@@ -99,7 +99,7 @@ def contention(tmp: Path, machines: int, rounds: int) -> None:
 
 
 def driver(tmp: Path) -> None:
-    from shiftgit.ledger import Contract, Ledger, canonical_bytes
+    from shiftgit.ledger.model import Contract, Ledger, canonical_bytes
 
     def ledger(side: str) -> bytes:
         at = "2024-05-01T00:00:00Z"

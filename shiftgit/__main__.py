@@ -7,21 +7,22 @@ from __future__ import annotations
 
 import sys
 
-GIT_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "pre-push")
-AGENT_HOOKS = ("claude", "codex", "gemini")  # `hook <agent> <event>`: shiftgit/agenthooks.py, no click
-
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) >= 2 and args[0] == "hook" and args[1] in GIT_HOOKS:
-        from shiftgit.githooks import run_hook
+    if len(args) >= 2 and args[0] == "hook":
+        from shiftgit.agents.events import AGENTS
+        from shiftgit.git.context import GIT_HOOKS
 
-        return run_hook(args[1], args[2:])
-    if len(args) >= 2 and args[0] == "hook" and args[1] in AGENT_HOOKS:
-        from shiftgit.agenthooks import main as agent_hook
+        if args[1] in GIT_HOOKS:
+            from shiftgit.git.hooks import run_hook
 
-        return agent_hook(args[1], args[2:])
-    from shiftgit.cli import cli
+            return run_hook(args[1], args[2:])
+        if args[1] in AGENTS:
+            from shiftgit.agents.hooks import main as agent_hook
+
+            return agent_hook(args[1], args[2:])
+    from shiftgit.cli.main import cli
 
     return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0
 

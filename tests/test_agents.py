@@ -220,8 +220,8 @@ def test_no_hook_runs_a_recorded_command(run_repo: Repo) -> None:
 
 def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
     """The summary used when `resume` fails: built from the ledger alone, in this process."""
-    from shiftgit.agentbrief import fallback_summary
-    from shiftgit.store import Store
+    from shiftgit.agents.brief import fallback_summary
+    from shiftgit.ledger.store import Store
 
     fresh.write("calc.py", "edited after the checkpoint\n")
     text = fallback_summary(Store.open(fresh.path), "demo")

@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from conftest import Repo
 
-from shiftgit import gate, gitview, ledger, ledgerdiff
+from shiftgit.git import gate
+from shiftgit.git import view as gitview
+from shiftgit.ledger import diff as ledgerdiff
+from shiftgit.ledger import model as ledger
 
 LEDGER = ".shift/runs/demo/ledger.json"
 BROKEN = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import Repo
 
-from shiftgit import handoff
+from shiftgit.git import handoff
 
 HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite")
 LEDGER = ".shift/runs/demo/ledger.json"
@@ -348,7 +348,7 @@ def imported(repo: Repo, *args: str) -> set[str]:
 
 
 def test_the_commit_path_imports_no_click_pygit2_or_jsonschema(run_repo: Repo) -> None:
-    heavy = {"click", "pygit2", "jsonschema", "dataclasses", "shiftgit.ledger"}
+    heavy = {"click", "pygit2", "jsonschema", "dataclasses", "shiftgit.ledger.model"}
     run_repo.write("calc.py", BROKEN)
     run_repo.ok("checkpoint", "--step", "light")
     run_repo.git("add", "-A")

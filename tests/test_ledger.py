@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shiftgit.ledger import (
+from shiftgit.ledger.model import (
     Budgets,
     Check,
     Checkpoint,
@@ -21,7 +21,7 @@ from shiftgit.ledger import (
     Spend,
     canonical_bytes,
 )
-from shiftgit.schema import parse_ledger, schema_errors
+from shiftgit.ledger.schema import parse_ledger, schema_errors
 
 text = st.text(min_size=1, max_size=30)
 oid = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)

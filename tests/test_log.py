@@ -6,8 +6,8 @@ import json
 
 from conftest import Repo
 
-from shiftgit import handoff
-from shiftgit.notes import write_notes
+from shiftgit.git import handoff
+from shiftgit.git.notes import write_notes
 
 
 def checkpoint_and_commit(repo: Repo, step: str) -> str:
@@ -63,7 +63,7 @@ def test_notes_fetched_from_other_clones_join_the_timeline(run_repo: Repo) -> No
 
 
 def test_a_note_sync_merged_by_keeping_both_texts_reads_as_one() -> None:
-    from shiftgit.notemerge import MARKER, merge_note_texts
+    from shiftgit.git.notemerge import MARKER, merge_note_texts
 
     one = {"id": "p1-a", "seq": 1, "at": "2030-01-01T00:00:00Z", "step": "a", "run": "a"}
     two = {"id": "p1-b", "seq": 1, "at": "2030-01-02T00:00:00Z", "step": "b", "run": "b"}

@@ -10,9 +10,9 @@ from conftest import Repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shiftgit.ledger import Contract, Ledger
-from shiftgit.merge import merge_ledgers
-from shiftgit.schema import schema_errors
+from shiftgit.ledger.merge import merge_ledgers
+from shiftgit.ledger.model import Contract, Ledger
+from shiftgit.ledger.schema import schema_errors
 
 Doc = dict[str, Any]
 OID = "a" * 40

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shiftgit import handoff
-from shiftgit.notemerge import MARKER, merge_note_texts, split_note
+from shiftgit.git import handoff
+from shiftgit.git.notemerge import MARKER, merge_note_texts, split_note
 
 POINT = st.builds(lambda i, run, seq: {"id": f"p-{i:03d}", "run": run, "seq": seq, "step": f"step {i}"},
                   st.integers(0, 30), st.sampled_from(["a", "b"]), st.integers(1, 9))

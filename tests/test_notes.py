@@ -17,7 +17,7 @@ import pytest
 from conftest import Repo, make_repo
 
 from shiftgit.errors import GitError
-from shiftgit.notes import (
+from shiftgit.git.notes import (
     NOTES_REF,
     STALE_LOCK_SECONDS,
     _clear_stale_lock,
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FANOUT = re.compile(r"^[0-9a-f]{2}/[0-9a-f]{38}$")
 WRITER = """
 import os, sys, time
-from shiftgit.notes import write_notes
+from shiftgit.git.notes import write_notes
 go, ids = sys.argv[1], sys.argv[2:]
 while not os.path.exists(go):
     time.sleep(0.001)
@@ -41,7 +41,7 @@ for commit in ids:
 """
 CRASHER = """
 import sys
-from shiftgit.notes import write_notes
+from shiftgit.git.notes import write_notes
 open(sys.argv[2], "w").close()
 with open(sys.argv[1], "a") as log:
     for commit in sys.argv[3:]:

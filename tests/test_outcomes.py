@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shiftgit.outcomes import MAX_FAILING, RUNNERS, Outcome, detect_runner, parse_outcome
+from shiftgit.evidence.outcome import MAX_FAILING, Outcome
+from shiftgit.evidence.outcomes import RUNNERS, detect_runner, parse_outcome
 
 PYTEST_ARGV = [sys.executable, "-m", "pytest"]
 CARGO = shutil.which("cargo")

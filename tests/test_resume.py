@@ -14,9 +14,9 @@ from typing import Any
 from conftest import CALC, PYTEST, Repo, make_repo
 from verify_helpers import clone, commit_without_handoff, edit_ledger, exit_with, record_check, record_failing
 
-from shiftgit import runs
-from shiftgit.liveness import is_alive, pid_alive, process_state
-from shiftgit.store import Store
+from shiftgit.effects.liveness import is_alive, pid_alive, process_state
+from shiftgit.ledger.store import Store
+from shiftgit.runs import contract
 
 KEYS = ("run", "decision", "reasons", "briefing", "changes", "effects", "services", "failing_checks")
 
@@ -208,14 +208,14 @@ def _long_run(path: Path, checkpoints: int, constraints: list[str]) -> None:
     store = Store.open(path)
     for i in range(checkpoints):
         if i % max(checkpoints // len(constraints), 1) == 0 and constraints:
-            runs.add_constraint(store, "demo", constraints.pop(0))
+            contract.add_constraint(store, "demo", constraints.pop(0))
         (path / "calc.py").write_text(CALC + f"\n# step {i}\n")
-        runs.checkpoint(store, "demo", runs.CheckpointInput(
+        checkpoints.checkpoint(store, "demo", checkpoints.CheckpointInput(
             step=f"step {i}: " + "x" * 300, note="y" * 400, done=(f"item {i} " + "d" * 150,),
             decisions=(f"decision {i} " + "z" * 200 + " -- because " + "w" * 100,),
             questions=(f"question {i} " + "q" * 120,), blocked=(f"blocked {i} " + "b" * 120,)))
     while constraints:
-        runs.add_constraint(store, "demo", constraints.pop(0))
+        contract.add_constraint(store, "demo", constraints.pop(0))
 
 
 def test_the_briefing_stays_bounded_and_keeps_every_constraint(run_repo: Repo) -> None:

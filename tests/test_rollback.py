@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import CALC, Repo
 from verify_helpers import BROKEN_SUB, clone, record_failing
 
-from shiftgit.record import is_safe_path
+from shiftgit.git.record import is_safe_path
 
 
 def _rescue_refs(repo: Repo) -> list[str]:

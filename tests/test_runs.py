@@ -128,14 +128,14 @@ def test_checkpoint_takes_files_from_git_and_carries_open_items(run_repo: Repo) 
 
 
 def test_working_ledger_stays_bounded(run_repo: Repo) -> None:
-    from shiftgit import runs
-    from shiftgit.store import Store
+    from shiftgit.ledger.store import Store
+    from shiftgit.runs import checkpoints
 
     store = Store.open(run_repo.path)
     sizes = []
     for i in range(104):
-        spec = runs.CheckpointInput(step=f"step {i} " + "s" * 100, note="n" * 200, done=(f"d{i}",))
-        runs.checkpoint(store, "demo", spec)
+        spec = checkpoints.CheckpointInput(step=f"step {i} " + "s" * 100, note="n" * 200, done=(f"d{i}",))
+        checkpoints.checkpoint(store, "demo", spec)
         if i in (101, 103):
             sizes.append(run_repo.ledger_path("demo").stat().st_size)
     ledger = run_repo.ledger("demo")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shiftgit.secrets import Finding, find_secrets, redact, redact_obj
+from shiftgit.ledger.secrets import Finding, find_secrets, redact, redact_obj
 
 B62 = string.ascii_letters + string.digits
 GITHUB = "ghp_" + "Q7fK2xLm9Pz4Rt8Wv1Ny6Bc3Hd5Js0Ga2Ek7"

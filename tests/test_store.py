@@ -16,7 +16,7 @@ from conftest import SG, Repo
 WRITER = """
 import sys
 from pathlib import Path
-from shiftgit.store import write_atomic
+from shiftgit.ledger.store import write_atomic
 path = Path(sys.argv[1])
 i = 0
 while True:

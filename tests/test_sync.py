@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import SG, Repo, make_repo
 
-from shiftgit.notemerge import split_note
+from shiftgit.git.notemerge import split_note
 
 
 def network(tmp_path: Path, names: list[str]) -> tuple[Repo, list[Repo]]:
@@ -106,8 +106,8 @@ def test_plain_fetch_never_fails_nor_wipes_local_notes(tmp_path: Path) -> None:
     assert a.git("rev-parse", "refs/notes/shift") == before
     assert a.git("rev-parse", "refs/shift-remote/origin/notes/shift") == origin.git("rev-parse", "refs/notes/shift")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftgit.git.sync import notes_refs
     from shiftgit.repo import Repo as CoreRepo
-    from shiftgit.sync import notes_refs
 
     assert notes_refs(CoreRepo.open(a.path)) == ["refs/notes/shift", "refs/shift-remote/origin/notes/shift"]
     a.ok("sync")

@@ -8,8 +8,8 @@ from pathlib import Path
 from conftest import CALC, Repo
 from verify_helpers import BROKEN_SUB, commit_without_handoff, exit_with, record_check, record_failing, script
 
-from shiftgit.ledger import Check
-from shiftgit.verify import Observation, classify
+from shiftgit.ledger.model import Check
+from shiftgit.recovery.verify import Observation, classify
 
 
 def _verify(repo: Repo, *args: str) -> tuple[int, dict]:

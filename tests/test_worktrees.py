@@ -50,7 +50,7 @@ def test_one_run_checkpointed_from_parallel_worktrees_keeps_every_snapshot(run_r
 
 
 def _has_handoff_notes() -> bool:
-    from shiftgit.cli import cli
+    from shiftgit.cli.main import cli
 
     return "log" in cli.commands
 

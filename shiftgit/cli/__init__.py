@@ -1,0 +1,1 @@
+"""The command line: click skins over the core, one module per command group."""

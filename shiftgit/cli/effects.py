@@ -1,0 +1,177 @@
+"""`effect run|record|reconcile|list`: the side-effect ledger."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from shiftgit.cli.common import COMMAND, F, emit, json_option, run_option
+from shiftgit.cli.common import store as _store
+
+# == effects, approvals, services (effects engineer) =========================================
+
+def reversibility_options(f: F) -> F:
+    f = click.option("--irreversible", "reversibility", flag_value="irreversible",
+                     help="Cannot be undone (the default for a new key): needs a granted approval.")(f)
+    f = click.option("--reversible", "reversibility", flag_value="reversible",
+                     help="Can be undone by its compensation.")(f)
+    return click.option("--repeatable", "reversibility", flag_value="repeatable",
+                        help="Harmless to repeat (idempotent).")(f)
+
+
+
+
+@click.group()
+def effect() -> None:
+    """The side-effect ledger: run an effect at most once per key, record one, settle an unknown one.
+
+    \b
+    Example:
+      shiftgit effect run --key migrate-0042 --kind db_migration --irreversible -- ./migrate 0042
+      shiftgit effect reconcile migrate-0042 --state completed --evidence "schema shows v42"
+    """
+
+
+@effect.command("run", context_settings=COMMAND)
+@click.option("--key", required=True, help="The idempotency key: one effect, run at most once.")
+@click.option("--kind", required=True, help="What kind of effect (checked against the contract's allow/forbid).")
+@reversibility_options
+@click.option("--probe", metavar="CMD", help="A command that checks the effect safely (exit 0: it happened).")
+@click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
+@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
+@run_option
+@json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, ...], **fields: Any) -> None:
+    """Run CMD as a keyed effect: recorded as attempted before it starts; a completed key never runs again.
+
+    Exits with CMD's exit code (0 when a completed key's recorded result is returned, 124 on timeout);
+    1 when the key waits for a human (unknown outcome, missing approval, running elsewhere); 2 when the
+    contract forbids the kind or the input is wrong.
+
+    \b
+    Example:
+      shiftgit effect run --key deploy-7 --kind deploy --reversible \\
+        --probe "./deployed-version --expect 7" --compensate "./deploy 6" -- ./deploy 7
+    """
+    from shiftgit.effects import runner as effects
+    from shiftgit.evidence import runner as evidence
+
+    store = _store()
+    spec = effects.EffectInput(argv=command, **fields)
+    echo = None if quiet or as_json else evidence.stdout_binary()
+    outcome = effects.run_effect(store, store.resolve_run(run), spec, echo=echo)
+    record = outcome.effect
+    if as_json:
+        emit({**effects.view(record), "ran": outcome.ran})
+    elif not outcome.ran:
+        if record.output_tail and not quiet:
+            click.echo(record.output_tail, nl=not record.output_tail.endswith("\n"))
+        click.echo(f"shiftgit: effect {record.key!r} already completed ({record.result or 'reconciled'}, "
+                   f"{record.updated_at}); not run again", err=True)
+    else:
+        click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result})", err=True)
+    sys.exit(outcome.exit_code)
+
+
+@effect.command("record")
+@click.argument("key_arg", metavar="[KEY]", required=False)
+@click.option("--key", help="The idempotency key (or give it as KEY).")
+@click.option("--kind", required=True, help="What kind of effect.")
+@reversibility_options
+@click.option("--state", type=click.Choice(["completed", "failed"]), default="completed", show_default=True)
+@click.option("--evidence", help="How you know (a URL, a log line, a ticket).")
+@click.option("--probe", metavar="CMD", help="A command that checks the effect safely.")
+@click.option("--compensate", metavar="CMD", help="The command that undoes it.")
+@run_option
+@json_option
+def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json: bool, state: str,
+                  evidence: str | None, **fields: Any) -> None:
+    """Log an effect done outside shiftgit (recorded even where the contract would have refused it).
+
+    \b
+    Example:
+      shiftgit effect record --key pr-118 --kind pull_request --reversible --evidence https://git.example/pr/118
+    """
+    from shiftgit.effects import reconcile
+    from shiftgit.effects import runner as effects
+    from shiftgit.errors import UsageError
+
+    if not (key or key_arg) or (key and key_arg and key != key_arg):
+        raise UsageError("give the key once: KEY or --key KEY")
+    store = _store()
+    spec = effects.EffectInput(key=str(key or key_arg), **fields)
+    record, warnings = reconcile.record(store, store.resolve_run(run), spec, state, evidence)
+    for warning in warnings:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
+    emit(effects.view(record)) if as_json else click.echo(f"recorded effect {record.key!r}: {record.state}")
+
+
+@effect.command("reconcile")
+@click.argument("key")
+@click.option("--state", type=click.Choice(["completed", "failed", "compensated"]),
+              help="What really happened (failed: it may run again).")
+@click.option("--probe", "use_probe", is_flag=True, help="Run the probe recorded with the effect: exit 0 completed.")
+@click.option("--evidence", help="How you know.")
+@click.option("--by", help="Who settles it.")
+@click.option("--yes", is_flag=True, help="Run the recorded probe without asking.")
+@run_option
+@json_option
+def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str | None, by: str | None,
+                     yes: bool, run: str | None, as_json: bool) -> None:
+    """Settle an effect's outcome, by your word (--state) or by its recorded probe (--probe).
+
+    \b
+    Example:
+      shiftgit effect reconcile deploy-7 --state completed --evidence "version 7 answers on /health"
+      shiftgit effect reconcile deploy-7 --probe
+    """
+    from shiftgit.effects import reconcile
+    from shiftgit.effects import runner as effects
+    from shiftgit.errors import UsageError
+    from shiftgit.evidence import runner
+
+    if (state is None) == (not use_probe):
+        raise UsageError("give exactly one of --state S or --probe")
+    store = _store()
+    run_id = store.resolve_run(run)
+    if use_probe:
+        probe = reconcile.probe_of(store.read(run_id), key)
+        click.echo(f"shiftgit: probe recorded for {key!r}: {probe}", err=True)
+        if not yes and not sys.stdin.isatty():
+            raise UsageError("add --yes to run the recorded probe without a terminal")
+        if not yes:
+            click.confirm("run it?", abort=True)
+    echo = None if as_json else runner.stdout_binary()
+    record = reconcile.reconcile(store, run_id, key, reconcile.Settlement(state=state, evidence=evidence, by=by),
+                                 echo=echo)
+    emit(effects.view(record)) if as_json else click.echo(f"effect {record.key!r}: {record.state}")
+
+
+@effect.command("list")
+@run_option
+@json_option
+def effect_list(run: str | None, as_json: bool) -> None:
+    """Every effect of the run with its state now (an attempt whose runner is gone shows as unknown).
+
+    \b
+    Example:
+      shiftgit effect list --json
+    """
+    from shiftgit.effects import runner as effects
+
+    store = _store()
+    ledger = store.read(store.resolve_run(run))
+    rows = [effects.view(e) for e in ledger.effects]
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        repeat = "safe to repeat" if row["safe_to_repeat"] else "not safe to repeat"
+        click.echo(f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}")
+    if not rows:
+        click.echo("no effects recorded")

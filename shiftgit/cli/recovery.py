@@ -1,0 +1,158 @@
+"""`verify`, `resume`, `rollback`, `trust`: the replacement-process test."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from shiftgit.cli.common import emit, json_option
+from shiftgit.cli.common import store as _store
+
+
+def _pins(values: tuple[str, ...]) -> list[str]:
+    from shiftgit.errors import UsageError
+
+    for value in values:
+        if len(value) != 64 or any(ch not in "0123456789abcdefABCDEF" for ch in value):
+            raise UsageError(f"--expect-sha256 {value!r}: give the 64-hex-digit digest `shiftgit verify` prints")
+    return [v.lower() for v in values]
+
+
+def _pick(store: Any, run_id: str | None, command: str) -> str:
+    from shiftgit.recovery.resume import pick_run
+
+    return pick_run(store, run_id, command)
+
+
+@click.command("verify")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--repeat", type=click.IntRange(min=1, max=100), default=1, show_default=True,
+              help="Run each check N times; results that differ between runs make it flaky.")
+@click.option("--expect-sha256", "pins", multiple=True, metavar="HEX",
+              help="Run a command with this digest without trust (CI pinning; repeatable).")
+@json_option
+def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: bool) -> None:
+    """Rerun the latest checkpoint's checks as recorded, compare with the record, report drift.
+
+    Exit 0 reproduced (or nothing to run), 1 mismatch, 3 refused: a command not trusted in this clone.
+
+    \b
+    Example:
+      shiftgit verify --repeat 3
+      shiftgit verify fix-login --json --expect-sha256 3f5a...e1
+    """
+    from shiftgit.recovery import verify as core
+
+    store = _store()
+    report = core.verify(store, _pick(store, run_id, "verify"), repeat=repeat, pinned=_pins(pins))
+    emit(report) if as_json else click.echo(core.text(report))
+    sys.exit(core.exit_code(report))
+
+
+@click.command("resume")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--no-run", "no_run", is_flag=True, help="Decide from the record alone; rerun no checks.")
+@json_option
+def resume_cmd(run_id: str | None, no_run: bool, as_json: bool) -> None:
+    """Inspect, re-verify, decide resume / rollback / escalate, brief; make the run active here.
+
+    Exit 0 resume, 3 rollback, 4 escalate.
+
+    \b
+    Example:
+      shiftgit resume --json
+      shiftgit resume fix-login --no-run
+    """
+    from shiftgit.recovery import resume as core
+
+    report = core.resume(_store(), run_id, run_checks=not no_run)
+    emit(report) if as_json else click.echo(core.text(report))
+    sys.exit(core.exit_code(report))
+
+
+@click.command("rollback")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
+    """Restore the files outside .shift/ to the last checkpoint's snapshot; keep what it replaces.
+
+    HEAD, the index and .shift/ are never touched. What the working tree held is first saved as a
+    commit under refs/shift/rescue/RUN/TIME, which is printed.
+
+    \b
+    Example:
+      shiftgit rollback --yes
+    """
+    from shiftgit.errors import UsageError
+    from shiftgit.recovery import rollback as core
+
+    store = _store()
+    plan = core.plan(store, _pick(store, run_id, "rollback"))
+    summary = plan.to_dict()
+    if plan.changes and not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"rollback would restore {len(summary['restore'])} and remove {len(summary['remove'])} "
+                             "file(s), and there is no terminal to confirm it; run it in a terminal, or add --yes")
+        for path in summary["restore"]:
+            click.echo(f"  restore {path}")
+        for path in summary["remove"]:
+            click.echo(f"  remove  {path}")
+        if not click.confirm(f"Roll back to checkpoint #{plan.seq} (the current files are kept under a rescue ref)?"):
+            click.echo("rollback cancelled; nothing was changed", err=True)
+            sys.exit(1)
+    report = core.apply(store, plan)
+    if as_json:
+        emit(report)
+    elif report["rescue"] is None:
+        click.echo(f"nothing to roll back: the working tree already matches checkpoint #{plan.seq}")
+    else:
+        click.echo(f"rolled back {plan.run} to checkpoint #{plan.seq}: restored {len(report['restore'])}, "
+                   f"removed {len(report['remove'])} file(s)")
+        click.echo(f"  what was replaced is kept at {report['rescue']} (git show --stat {report['rescue']})")
+
+
+@click.command("trust")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (a person still runs this, not an agent).")
+@json_option
+def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
+    """Approve the run's recorded commands for this clone, so verify may run them.
+
+    Shows each command and who recorded it. Trust is kept outside the repository
+    ($XDG_DATA_HOME/shiftgit/), bound to the exact argv + cwd and to this clone. Refused inside a
+    coding agent's own process.
+
+    \b
+    Example:
+      shiftgit trust fix-login
+    """
+    import os
+
+    from shiftgit.git import record
+    from shiftgit.ledger import trustdb
+    from shiftgit.recovery import trust
+    from shiftgit.runs.contract import now_iso
+
+    store = _store()
+    run = _pick(store, run_id, "trust")
+    commands = trust.recorded_commands(store.read(run))
+    pending = trustdb.untrusted(store.repo, commands)
+    prov = record.ledger_provenance(store.repo, store.rel(store.ledger_path(run)))
+    report = {"run": run, "clone": trustdb.clone_id(store.repo), "provenance": prov.to_dict(),
+              "trusted": [c.to_dict() for c in pending], "already": len(commands) - len(pending)}
+    if not pending:
+        emit(report) if as_json else click.echo(f"all {len(commands)} command(s) of {run} are trusted in this clone")
+        return
+    if not as_json:
+        click.echo(f"{len(pending)} command(s) of run {run}, recorded by {prov.describe()}:")
+        for command in pending:
+            click.echo(f"  {command.name}: {' '.join(command.argv)}   (cwd {command.cwd}, sha256 {command.digest})")
+    trust.require_human(os.environ, sys.stdin.isatty(), yes, "shiftgit trust")
+    if not yes and not click.confirm("Trust these commands in this clone?"):
+        click.echo("nothing trusted", err=True)
+        sys.exit(1)
+    trustdb.remember(store.repo, pending, "trust", now_iso())
+    emit(report) if as_json else click.echo(f"trusted {len(pending)} command(s) in this clone")

@@ -1,0 +1,95 @@
+"""Read-only reports: status, show, validate, log."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from shiftgit.cli.common import emit, json_option
+from shiftgit.cli.common import store as _store
+
+# -- status / show / validate ---------------------------------------------------------------
+
+@click.command()
+@json_option
+def status(as_json: bool) -> None:
+    """All runs at a glance.
+
+    \b
+    Example:
+      shiftgit status --json
+    """
+    from shiftgit.runs import render
+
+    store = _store()
+    report = render.status_report(store)
+    if as_json:
+        emit(report)
+        return
+    click.echo(render.status_text(report))
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN", required=False)
+@json_option
+@click.option("--markdown", is_flag=True, help="Print the ledger as Markdown for a human reviewer.")
+def show(run_id: str | None, as_json: bool, markdown: bool) -> None:
+    """One run's ledger (default: the active run).
+
+    \b
+    Example:
+      shiftgit show fix-login --markdown
+    """
+    from shiftgit.runs import render
+
+    store = _store()
+    ledger = store.read(store.resolve_run(run_id))
+    if as_json:
+        emit(ledger.to_dict())
+    else:
+        click.echo(render.markdown(ledger) if markdown else render.summary(ledger))
+
+
+@click.command()
+@click.argument("run_ids", metavar="[RUN]...", nargs=-1)
+@json_option
+def validate(run_ids: tuple[str, ...], as_json: bool) -> None:
+    """Schema-check ledger files; exit 1 when any is invalid, listing each error with its JSON path.
+
+    \b
+    Example:
+      shiftgit validate
+    """
+    from shiftgit.runs import render
+
+    store = _store()
+    report = render.validation_report(store, run_ids)
+    if as_json:
+        emit(report)
+    else:
+        for entry in report["files"]:
+            click.echo(f"{entry['path']}: {'ok' if entry['valid'] else 'INVALID'}")
+            for problem in entry["errors"]:
+                click.echo(f"  {problem}")
+    sys.exit(0 if report["valid"] else 1)
+
+# -- log (issue 3: git-native handoffs) ------------------------------------------------------
+
+@click.command("log")
+@click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N checkpoints.")
+@json_option
+def log_command(limit: int | None, as_json: bool) -> None:
+    """The checkpoint timeline along HEAD's history, newest first, from the handoff notes.
+
+    A checkpoint not committed yet comes first, without a commit.
+
+    \b
+    Example:
+      shiftgit log -n 5
+      shiftgit log --json
+    """
+    from shiftgit.git import timeline
+
+    entries = timeline.timeline(_store(), limit)
+    emit(entries) if as_json else click.echo(timeline.render(entries))

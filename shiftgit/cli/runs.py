@@ -1,0 +1,254 @@
+"""A run's life on the command line: start, check, checkpoint, constraints, amend, stop, finish."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from shiftgit.cli.common import emit, json_option, run_option
+from shiftgit.cli.common import store as _store
+
+# -- start ----------------------------------------------------------------------------------
+
+@click.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("--goal", required=True, help="What the run must achieve.")
+@click.option("--stop-when", "stop_when", required=True, help="The condition that ends the run.")
+@click.option("--owner", help="Who runs it (agent or person).")
+@click.option("--time-budget", "minutes", type=click.FloatRange(min=0), help="Wall-clock minutes.")
+@click.option("--token-budget", "tokens", type=click.IntRange(min=0), help="Model tokens.")
+@click.option("--cost-budget", "cost", type=click.FloatRange(min=0), help="Money.")
+@click.option("--allow", multiple=True, help="An effect kind the run may cause (repeatable).")
+@click.option("--forbid", multiple=True, help="An effect kind the run must never cause (repeatable).")
+@click.option("--artifact", "artifacts", multiple=True, help="An expected artifact (repeatable).")
+@click.option("--accept", multiple=True, help="An acceptance check (repeatable).")
+@click.option("--scope", multiple=True, help="A path glob the run owns (repeatable; default everything).")
+@click.option("--constraint", "constraints", multiple=True, help="A hard rule (repeatable).")
+@json_option
+def start(run_id: str, as_json: bool, **contract: Any) -> None:
+    """Write a run's contract and make it the active run in this worktree.
+
+    \b
+    Example:
+      shiftgit start fix-login --goal "fix the login callback" \\
+        --stop-when "tests/test_login.py passes" --constraint "do not touch prod" --scope "src/auth/**"
+    """
+    from shiftgit.ledger.store import validate_run_id
+    from shiftgit.runs import contract as runs
+
+    validate_run_id(run_id)
+    store = _store()
+    spec = runs.ContractInput(**contract)
+    ledger, warnings = runs.start(store, run_id, spec)
+    for warning in warnings:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
+    if as_json:
+        emit(ledger.to_dict())
+        return
+    click.echo(f"started {run_id}: {spec.goal}")
+    click.echo(f"  ledger {store.rel(store.ledger_path(run_id))} (commit it with your work)")
+
+
+# -- check ----------------------------------------------------------------------------------
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@run_option
+@click.option("--name", help="A name for this check (default: from the command).")
+@click.option("--covers", multiple=True, metavar="GLOB", help="Paths this check exercises (repeatable).")
+@click.option("--junit", metavar="PATH", help="Read the outcome from this JUnit XML file after the run.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds before the whole process group is killed.")
+@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
+@click.option("--env", "env_names", multiple=True, metavar="NAME", help="An environment variable the check needs.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str | None, timeout: float | None,
+          cwd: str, env_names: tuple[str, ...], quiet: bool, command: tuple[str, ...]) -> None:
+    """Run a command and keep its real result as evidence; exits with the command's exit code.
+
+    \b
+    Example:
+      shiftgit check --name unit --covers "src/**" -- pytest -q tests/
+    """
+    from shiftgit.evidence import runner as evidence
+    from shiftgit.runs import checks
+
+    store = _store()
+    run_id = store.resolve_run(run)
+    spec = checks.CheckInput(argv=command, name=name, cwd=cwd, timeout=timeout, covers=covers, junit=junit,
+                             env=env_names)
+    record = checks.check(store, run_id, spec, echo=None if quiet else evidence.stdout_binary())
+    outcome = record.outcome
+    counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
+    status = "timed out" if record.timed_out else f"exit {record.exit_code}"
+    click.echo(f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""), err=True)
+    for test in record.failing[:10]:
+        click.echo(f"  failing: {test}", err=True)
+    sys.exit(124 if record.exit_code is None else record.exit_code)
+
+
+# -- checkpoint -----------------------------------------------------------------------------
+
+@click.command()
+@run_option
+@click.option("--step", help="The step just done.")
+@click.option("--next", "next_action", help="The next action.")
+@click.option("--done-when", "done_when", help="When the next action counts as done.")
+@click.option("--done", multiple=True, help="An item finished (repeatable).")
+@click.option("--doing", multiple=True, help="An item in progress (repeatable).")
+@click.option("--blocked", multiple=True, help="An item blocked (repeatable).")
+@click.option("--resolve", multiple=True, help="Close an open item, decision or question by its text.")
+@click.option("--decision", "decisions", multiple=True, help='A decision; "what -- why" records a rationale.')
+@click.option("--question", "questions", multiple=True, help="An open question (repeatable).")
+@click.option("--note", help="A one-line note.")
+@click.option("--phase", help="The phase of the work (e.g. explore, implement, verify).")
+@click.option("--milestone", is_flag=True, help="Mark this checkpoint as a milestone.")
+@click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens spent since the last checkpoint.")
+@click.option("--cost", type=click.FloatRange(min=0), default=0.0, help="Cost spent since the last checkpoint.")
+@json_option
+def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
+    """Record the state at a step boundary: files (from git), evidence, next action, open items.
+
+    \b
+    Example:
+      shiftgit checkpoint --step "callback parses state" --next "handle expired tokens" \\
+        --done-when "test_expired passes"
+    """
+    from shiftgit.runs import checkpoints
+
+    store = _store()
+    run_id = store.resolve_run(run)
+    point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields))
+    if as_json:
+        emit(point.to_dict())
+        return
+    stale = sum(1 for c in point.checks if not c.fresh)
+    click.echo(f"checkpoint {run_id} #{point.seq}: {len(point.files)} changed file(s), "
+               f"{len(point.checks)} check(s)" + (f", {stale} stale" if stale else ""))
+    click.echo(f"  stage it with your change: git add -A && git commit   ({store.rel(store.ledger_path(run_id))})")
+
+# -- constraints and amendments --------------------------------------------------------------
+
+@click.group()
+def constraint() -> None:
+    """Add or lift hard rules. Constraints are never erased: a lifted one stays, with its reason."""
+
+
+@constraint.command("add")
+@click.argument("text")
+@run_option
+@json_option
+def constraint_add(text: str, run: str | None, as_json: bool) -> None:
+    """Add a constraint.
+
+    \b
+    Example:
+      shiftgit constraint add "do not run cutover until replication lag < 2s"
+    """
+    from shiftgit.runs import contract as runs
+
+    store = _store()
+    record = runs.add_constraint(store, store.resolve_run(run), text)
+    emit(record.to_dict()) if as_json else click.echo(f"constraint {record.id}: {record.text}")
+
+
+@constraint.command("lift")
+@click.argument("which", metavar="ID-OR-TEXT")
+@click.option("--reason", required=True, help="Why the rule no longer applies.")
+@run_option
+@json_option
+def constraint_lift(which: str, reason: str, run: str | None, as_json: bool) -> None:
+    """Lift a constraint, with a reason; it stays in the record as lifted.
+
+    \b
+    Example:
+      shiftgit constraint lift c-1a2b3c4d5e6f --reason "freeze ended"
+    """
+    from shiftgit.runs import contract as runs
+
+    store = _store()
+    record = runs.lift_constraint(store, store.resolve_run(run), which, reason)
+    emit(record.to_dict()) if as_json else click.echo(f"lifted {record.id}: {record.text} ({reason})")
+
+
+@click.command()
+@run_option
+@click.option("--reason", required=True, help="Why the contract changes.")
+@click.option("--goal")
+@click.option("--stop-when", "stop_when")
+@click.option("--owner")
+@click.option("--time-budget", "time_budget", type=click.FloatRange(min=0))
+@click.option("--token-budget", "token_budget", type=click.IntRange(min=0))
+@click.option("--cost-budget", "cost_budget", type=click.FloatRange(min=0))
+@click.option("--allow", multiple=True, help="Replaces the allowed effect kinds.")
+@click.option("--forbid", multiple=True, help="Replaces the forbidden effect kinds.")
+@click.option("--artifact", "artifacts", multiple=True, help="Replaces the expected artifacts.")
+@click.option("--accept", multiple=True, help="Replaces the acceptance checks.")
+@click.option("--scope", multiple=True, help="Replaces the scope globs.")
+@json_option
+def amend(run: str | None, reason: str, as_json: bool, **fields: Any) -> None:
+    """Change the contract; every change is recorded with old value, new value and reason.
+
+    \b
+    Example:
+      shiftgit amend --token-budget 400000 --reason "the refactor is larger than planned"
+    """
+    from shiftgit.runs import contract as runs
+
+    changes = {k: v for k, v in fields.items() if v is not None and v != ()}
+    store = _store()
+    made = runs.amend(store, store.resolve_run(run), changes, reason)
+    if as_json:
+        emit([a.to_dict() for a in made])
+    for record in made if not as_json else ():
+        click.echo(f"amended {record.field}: {record.old!r} -> {record.new!r}")
+
+
+# -- stop / finish -------------------------------------------------------------------------------
+
+@click.command()
+@run_option
+@click.option("--reason", required=True, metavar="REASON",
+              help="completed, waiting_for_approval, blocked_external, failed_after_retry_budget, "
+                   "budget_exhausted, user_paused, cancelled or context_exhausted.")
+@click.option("--detail", help="What exactly stopped the run.")
+@json_option
+def stop(run: str | None, reason: str, detail: str | None, as_json: bool) -> None:
+    """Record why execution stopped.
+
+    \b
+    Example:
+      shiftgit stop --reason waiting_for_approval --detail "migration 0042 needs a DBA"
+    """
+    from shiftgit.runs import contract as runs
+
+    store = _store()
+    record = runs.stop(store, store.resolve_run(run), reason, detail)
+    emit(record.to_dict()) if as_json else click.echo(f"stopped: {record.reason}")
+
+
+@click.command()
+@run_option
+@click.option("--status", "final", required=True, type=click.Choice(["completed", "blocked", "abandoned"]))
+@click.option("--reviewer-action", "reviewer_action", help="What the reviewer should do next.")
+@click.option("--assumption", "assumptions", multiple=True, help="An assumption made (repeatable).")
+@click.option("--known-failure", "known_failures", multiple=True, help="A known failure (repeatable).")
+@json_option
+def finish(run: str | None, final: str, reviewer_action: str | None, assumptions: tuple[str, ...],
+           known_failures: tuple[str, ...], as_json: bool) -> None:
+    """Write the receipt and end the run.
+
+    \b
+    Example:
+      shiftgit finish --status completed --reviewer-action "review the diff of src/auth/"
+    """
+    from shiftgit.runs import contract as runs
+
+    store = _store()
+    receipt = runs.finish(store, store.resolve_run(run), final, reviewer_action, assumptions, known_failures)
+    if as_json:
+        emit(receipt.to_dict())
+        return
+    click.echo(f"finished: {receipt.status}; {len(receipt.checks)} check(s), "
+               f"{len(receipt.known_failures)} known failure(s)")

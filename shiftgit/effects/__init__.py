@@ -1,0 +1,1 @@
+"""Effects outside the work tree: keyed effect runs, approvals, services, reconcile, liveness."""

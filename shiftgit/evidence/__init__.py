@@ -1,0 +1,1 @@
+"""Evidence: run a command, parse its outcome (one parser per test runner)."""

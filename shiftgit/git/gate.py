@@ -1,0 +1,259 @@
+"""The commit gate (SPEC §5): pure rules over what a commit stages -> every problem, each with its fix.
+
+No I/O here: `githooks` reads the index git hands the hook and builds a `Staging`. Ledgers are
+judged as raw JSON: jsonschema (and the ledger model) load only for a ledger blob shiftgit has not
+validated before (see `shiftgit.validated`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from shiftgit.git.scope import in_scope
+from shiftgit.ledger import diff as ledgerdiff
+
+STEP = '--step "<the step just done>"'
+SKIP = 'SHIFT_SKIP="<reason>" git commit ...'
+
+
+class Ledger(NamedTuple):
+    """One run's ledger as the commit would record it, beside HEAD's."""
+
+    run: str
+    path: str
+    staged: bytes | None  # the index's version; None: absent (deleted, or never added)
+    blob: str | None  # its blob id
+    head: bytes | None  # HEAD's version
+    changed: bool  # the index's version differs from HEAD's
+
+
+class Staging(NamedTuple):
+    """What the gate judges: the active run and the index git is about to commit."""
+
+    run: str
+    head: str | None
+    paths: Mapping[str, str | None]  # staged path outside .shift/ -> staged blob id (None: deleted)
+    ledgers: Mapping[str, Ledger]  # every run whose ledger changed, and the active run
+    config: Mapping[str, Any]  # .shift/config.json as staged
+    validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
+    worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
+
+
+class Problem(NamedTuple):
+    rule: int
+    what: str
+    details: tuple[str, ...] = ()
+    fix: tuple[str, ...] = ()
+
+
+def judge(staging: Staging) -> list[Problem]:
+    """Every rule the commit breaks (empty: it may pass), in rule order."""
+    if not staging.paths:  # only .shift/ staged: the gate passes, but no secret lands in git
+        return [p for ledger in staging.ledgers.values() if ledger.changed and ledger.staged is not None
+                for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"))]
+    docs: dict[str, Any] = {}
+    problems = []
+    for run, ledger in sorted(staging.ledgers.items()):
+        document, found = _sound(ledger, staging.validated)
+        problems += found
+        docs[run] = document
+    active = staging.ledgers[staging.run]
+    document = docs.get(staging.run)
+    point = document.get("checkpoint") if isinstance(document, Mapping) else None
+    point = point if isinstance(point, Mapping) else None
+    problems += _ledger_staged(staging, active)
+    if isinstance(document, Mapping):  # rules 2, 3, 6, 7 need a sound ledger; rule 1 or 4 said why not
+        problems += _on_head(staging, point)
+        problems += _files_match(staging, point)
+        problems += _in_scope(staging, document)
+        if staging.config.get("require_fresh_checks") and point is not None:
+            problems += _fresh_checks(staging, point)
+    for run, ledger in sorted(staging.ledgers.items()):
+        problems += _nothing_dropped(ledger, docs.get(run))
+    return sorted(problems, key=lambda p: p.rule)
+
+
+def render(staging: Staging, problems: list[Problem]) -> str:
+    """The refusal: every broken rule, its paths and its fix, then how to commit anyway."""
+    rules = sorted({p.rule for p in problems})
+    lines = [f"shiftgit: commit refused (run {staging.run}): {len(rules)} rule(s) of the commit gate broken"]
+    for problem in problems:
+        lines.append(f"  [rule {problem.rule}] {problem.what}")
+        lines += [f"      {detail}" for detail in problem.details]
+        lines += [f"    fix: {fix}" for fix in problem.fix]
+    lines.append(f"  to commit anyway, the reason kept in this commit's note: {SKIP}")
+    return "\n".join(lines)
+
+
+def checkpoint_fix(run: str) -> str:
+    return f"shiftgit checkpoint --run {run} {STEP} && git add {ledger_path(run)}"
+
+
+def ledger_path(run: str) -> str:
+    return f".shift/runs/{run}/ledger.json"
+
+
+# -- rule 1: the run's ledger is staged with the change ---------------------------------------------
+
+def _ledger_staged(staging: Staging, ledger: Ledger) -> list[Problem]:
+    if ledger.changed and ledger.staged is not None:
+        return []
+    if ledger.staged is None:
+        what = f"run {ledger.run}'s ledger is not in the index"
+        fix = f"git add {ledger.path}" if staging.worktree_ledger is not None else checkpoint_fix(ledger.run)
+    elif staging.worktree_ledger is not None and staging.worktree_ledger != ledger.staged:
+        what, fix = f"run {ledger.run}'s ledger changed on disk but is not staged", f"git add {ledger.path}"
+    else:
+        what, fix = f"run {ledger.run}'s ledger is not staged with the change (no checkpoint since HEAD)", \
+            checkpoint_fix(ledger.run)
+    return [Problem(1, what, (ledger.path,), (fix,))]
+
+
+# -- rule 2: the latest checkpoint was made on HEAD -------------------------------------------------
+
+def _on_head(staging: Staging, point: Mapping[str, Any] | None) -> list[Problem]:
+    if point is None:
+        return [Problem(2, f"run {staging.run} has no checkpoint", (), (checkpoint_fix(staging.run),))]
+    if point.get("base") == staging.head:
+        return []
+    base = str(point.get("base") or "no commit")[:12]
+    head = (staging.head or "no commit")[:12]
+    return [Problem(2, f"the latest checkpoint (#{point.get('seq')}) was made on {base}, not on HEAD ({head})",
+                    (), (checkpoint_fix(staging.run),))]
+
+
+# -- rule 3: every staged path is in the checkpoint, with the content it recorded -------------------
+
+def _files_match(staging: Staging, point: Mapping[str, Any] | None) -> list[Problem]:
+    recorded = _recorded(point)
+    missing = [p for p in sorted(staging.paths) if p not in recorded]
+    edited = [p for p in sorted(staging.paths) if p in recorded and recorded[p] != staging.paths[p]]
+    seq = f"#{point.get('seq')}" if point else "none yet"
+    problems = []
+    if missing:
+        problems.append(Problem(3, f"staged path(s) missing from the checkpoint's changed files ({seq})",
+                                tuple(missing), (checkpoint_fix(staging.run),)))
+    if edited:
+        problems.append(Problem(3, f"staged content differs from what the checkpoint ({seq}) recorded: "
+                                "edited after the checkpoint", tuple(edited), (checkpoint_fix(staging.run),)))
+    return problems
+
+
+def _recorded(point: Mapping[str, Any] | None) -> dict[str, str | None]:
+    files = point.get("files") if point else None
+    if not isinstance(files, list):
+        return {}
+    return {f["path"]: f.get("id") for f in files if isinstance(f, Mapping) and isinstance(f.get("path"), str)}
+
+
+# -- rule 4: a sound ledger: JSON, a schema this shiftgit knows, valid, no secret -------------------
+
+def _sound(ledger: Ledger, validated: frozenset[str]) -> tuple[Any, list[Problem]]:
+    """The parsed staged ledger (None if unusable: not JSON, invalid, newer) and its rule-4 problems."""
+    if ledger.staged is None:
+        return None, []
+    restore = f"fix it by hand, or restore it: git checkout HEAD -- {ledger.path}"
+    try:
+        text = ledger.staged.decode("utf-8")
+        document = json.loads(text)
+    except ValueError as exc:
+        return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
+    invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
+    secrets = _secret_problems(ledger, text)
+    return (None if invalid else document), invalid + secrets
+
+
+def _schema_problems(ledger: Ledger, document: Any, restore: str) -> list[Problem]:
+    from shiftgit.errors import LedgerError
+    from shiftgit.ledger.schema import check_version, schema_errors
+
+    try:
+        check_version(document, ledger.path)
+    except LedgerError as exc:
+        if not isinstance(document, Mapping):
+            return [Problem(4, str(exc), (ledger.path,), (restore,))]
+        return [Problem(4, f"{ledger.path} has schema_version {document.get('schema_version')}, newer than this "
+                        "shiftgit knows", (ledger.path,), ("upgrade shiftgit: pip install -U shiftgit",))]
+    errors = schema_errors(document)
+    if not errors:
+        return []
+    shown = tuple(errors[:5]) + ((f"... and {len(errors) - 5} more",) if len(errors) > 5 else ())
+    return [Problem(4, f"{ledger.path} is not a valid ledger", shown, (f"shiftgit validate {ledger.run}", restore))]
+
+
+def _secret_problems(ledger: Ledger, text: str) -> list[Problem]:
+    from shiftgit.ledger.secrets import find_secrets
+
+    found = find_secrets(text)
+    if not found:
+        return []
+    kinds = sorted({f.rule for f in found})
+    return [Problem(4, f"{ledger.path} contains what looks like a secret ({', '.join(kinds)})", (ledger.path,),
+                    (f"remove it from {ledger.path} (shiftgit redacts what it writes: pass secrets through "
+                     f"`--env NAME`), then git add {ledger.path}",))]
+
+
+# -- rule 5: nothing dropped or rewritten since HEAD ------------------------------------------------
+
+def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
+    if not ledger.changed or ledger.head is None:
+        return []
+    try:
+        old = json.loads(ledger.head)
+    except ValueError:
+        return []  # HEAD's ledger was already broken: nothing trustworthy to compare with
+    if not isinstance(old, Mapping) or (ledger.staged is not None and not isinstance(document, Mapping)):
+        return []
+    found = ledgerdiff.findings(old, document, ledger.run)
+    if not found:
+        return []
+    fixes = [f"put the record(s) back as HEAD has them (`git show HEAD:{ledger.path}`), then git add {ledger.path}"]
+    fixes += list(dict.fromkeys(f.fix for f in found))
+    return [Problem(5, f"{ledger.path} drops or rewrites, compared with HEAD, what only a recorded "
+                       "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
+
+
+# -- rule 6: every staged path lies in the run's scope ----------------------------------------------
+
+def _in_scope(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
+    contract = document.get("contract")
+    scope = contract.get("scope") if isinstance(contract, Mapping) else None
+    globs = [g for g in scope if isinstance(g, str)] if isinstance(scope, list) else []
+    outside = [p for p in sorted(staging.paths) if not in_scope(p, globs)]
+    if not outside:
+        return []
+    import shlex
+
+    quoted = " ".join(shlex.quote(p) for p in outside)
+    widen = " ".join(f"--scope {shlex.quote(g)}" for g in [*globs, *outside])
+    return [Problem(6, f"staged path(s) outside run {staging.run}'s scope ({', '.join(globs)})", tuple(outside),
+                    (f"unstage them: git restore --staged -- {quoted}",
+                     f"or widen the scope: shiftgit amend --run {staging.run} {widen} --reason \"...\""))]
+
+
+# -- rule 7 (config require_fresh_checks): the checks ran against the staged content ----------------
+
+def _fresh_checks(staging: Staging, point: Mapping[str, Any]) -> list[Problem]:
+    import shlex
+
+    checks = [c for c in point.get("checks") or [] if isinstance(c, Mapping)]
+    run = staging.run
+    if not checks:
+        return [Problem(7, f"checkpoint #{point.get('seq')} has no checks (require_fresh_checks is on)", (),
+                        (f"shiftgit check --run {run} -- <your test command> && {checkpoint_fix(run)}",))]
+    problems = []
+    stale = [c for c in checks if c.get("content") != point.get("tree")]
+    if stale:
+        fixes = tuple(f"shiftgit check --run {run} --name {shlex.quote(str(c.get('name')))} -- "
+                      f"{shlex.join(str(a) for a in c.get('argv') or [])}" for c in stale)
+        problems.append(Problem(7, "check(s) did not run against the checkpointed content",
+                                tuple(str(c.get("name")) for c in stale), (*fixes, checkpoint_fix(run))))
+    unstaged = [p for p, blob in _recorded(point).items() if staging.paths.get(p, "absent") != blob]
+    if unstaged:
+        paths = tuple(sorted(unstaged))
+        problems.append(Problem(7, "the checked content is not what is staged: checkpointed changes left out",
+                                paths, (f"git add -A -- {' '.join(map(shlex.quote, paths))}",)))
+    return problems
+

@@ -1,0 +1,210 @@
+"""Git hook entry points: the commit gate, trailers, handoff notes. The I/O around pure rules.
+
+`python -m shiftgit hook <name>` lands in `run_hook` without importing click; the modules used
+here import only the stdlib (jsonschema loads only for a ledger blob shiftgit never validated).
+Hooks read the index git hands them (`GIT_INDEX_FILE`), never modify a tracked file, and never
+stash, reset or check out anything. Git processes per hook: pre-commit 2 (`cat-file --batch`,
+`diff-index`); commit-msg 1 (`interpret-trailers`, run by the shim itself from what pre-commit left;
+this module's commit-msg, 2, serves the pre-commit framework and SHIFT_SKIP); post-commit 6 (the
+shim's `diff-tree`, `cat-file --batch`, then the notes write: `cat-file`, `unpack-objects`,
+`commit-tree`, `update-ref`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from shiftgit.errors import ShiftError
+from shiftgit.git import gate, handoff
+from shiftgit.git import view as gitview
+from shiftgit.git.context import Context
+from shiftgit.git.view import Objects
+
+if TYPE_CHECKING:
+    pass
+
+BLOCKING = ("pre-commit", "commit-msg")  # their failure stops the commit
+TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed, then trailers
+
+
+def run_hook(name: str, args: list[str], *, cwd: str | Path | None = None, environ: Mapping[str, str] | None = None,
+             stdin: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run one git hook; its exit code (only pre-commit and commit-msg ever refuse)."""
+    env = os.environ if environ is None else environ
+    ctx = Context(_root(Path(cwd or os.getcwd()), env), env, args, stdin or sys.stdin, stderr or sys.stderr)
+    handler = HANDLERS.get(name)
+    if handler is None or not ctx.initialized():
+        return 0
+    try:
+        return handler(ctx)
+    except ShiftError as exc:
+        ctx.say(f"shiftgit {name}: {exc}")
+        return 1 if name in BLOCKING else 0
+
+
+def _root(cwd: Path, environ: Mapping[str, str]) -> Path:
+    """Git runs hooks at the top of the work tree; a hand-run hook may be below it."""
+    if environ.get("GIT_DIR") or (cwd / ".git").exists():
+        return cwd
+    return Path(gitview.git(cwd, gitview.hook_env(environ), "rev-parse", "--show-toplevel").strip())
+
+
+# -- pre-commit: the gate ---------------------------------------------------------------------------
+
+def pre_commit(ctx: Context) -> int:
+    reason = ctx.environ.get("SHIFT_SKIP")
+    if reason:
+        ctx.say(f"shiftgit: commit gate skipped (SHIFT_SKIP): {reason} — the reason goes into this commit's note")
+        return 0
+    gitdir = gitview.git_dir(ctx.root, ctx.environ)
+    run = gitview.active_run(ctx.root, gitdir, ctx.environ)
+    if run is None:
+        return 0
+    staging = read_staging(ctx, gitdir, run)
+    problems = gate.judge(staging)
+    if problems:
+        ctx.say(gate.render(staging, problems))
+        return 1
+    _remember_validated(gitdir, staging)
+    ledger = staging.ledgers[run]
+    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
+    return 0
+
+
+def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
+    """The index git hands the hook, as the gate needs it: one diff-index, one cat-file."""
+    from shiftgit.ledger import validated
+
+    env = ctx.env
+    with Objects(ctx.root, env) as objects:
+        head = objects.resolve("HEAD")
+        changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
+        paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
+        touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
+        ledgers = _ledgers(objects, run, touched)
+        config = objects.read([f":{gitview.CONFIG}"])[0]
+    worktree = ctx.root / gitview.ledger_path(run)
+    return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
+                        validated=frozenset(validated.known(gitdir)),
+                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None)
+
+
+def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) -> dict[str, gate.Ledger]:
+    """Staged and HEAD versions of every changed ledger, and of the active run's in any case."""
+    wanted: list[tuple[str, str | None, str | None]] = [(r, c.new, c.old) for r, c in sorted(touched.items())]
+    names = [n for _, new, old in wanted for n in (new, old) if n]
+    if run not in touched:
+        names.append(f":{gitview.ledger_path(run)}")
+    found = dict(zip(names, objects.read(names), strict=True))
+    ledgers = {r: gate.Ledger(r, gitview.ledger_path(r), found.get(new) if new else None, new,
+                              found.get(old) if old else None, True) for r, new, old in wanted}
+    if run not in touched:
+        same = found[f":{gitview.ledger_path(run)}"]
+        blob = _blob_id(same) if same is not None else None
+        ledgers[run] = gate.Ledger(run, gitview.ledger_path(run), same, blob, same, False)
+    return ledgers
+
+
+def _blob_id(data: bytes) -> str:
+    from shiftgit.ledger.validated import blob_ids
+
+    return blob_ids(data)[0]
+
+
+def _remember_validated(gitdir: Path, staging: gate.Staging) -> None:
+    """Ledgers the gate just schema-checked need no second check (a refused commit is often retried)."""
+    from shiftgit.ledger import validated
+
+    fresh = [ledger.staged for ledger in staging.ledgers.values()
+             if ledger.staged is not None and ledger.blob not in staging.validated]
+    if fresh:
+        validated.record(gitdir, fresh)
+
+
+# -- commit-msg: Shift-Run / Shift-Checkpoint trailers ----------------------------------------------
+
+def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping[str, object]) -> list[str]:
+    """The trailers of a commit whose staged ledger carries a checkpoint HEAD's does not (config `trailers`)."""
+    point = handoff.checkpoint_of(gitview.parse_json(staged))
+    before = handoff.checkpoint_of(gitview.parse_json(head))
+    if not config.get("trailers", True) or point is None or (before and before.get("id") == point.get("id")):
+        return []
+    return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
+
+
+def _leave_trailers(gitdir: Path, lines: list[str]) -> None:
+    """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python."""
+    path = gitdir / "shift" / TRAILERS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{line}\n" for line in [str(os.getppid()), *lines]), encoding="utf-8")
+
+
+def commit_msg(ctx: Context) -> int:
+    """Add the trailers (the shim does it without Python when pre-commit left them; this is the rest)."""
+    gitdir = gitview.git_dir(ctx.root, ctx.environ)
+    run = gitview.active_run(ctx.root, gitdir, ctx.environ)
+    if not ctx.args or run is None:
+        return 0
+    message = ctx.root / ctx.args[0]
+    if not _has_content(_read(message) or b""):
+        return 0  # an empty message aborts the commit: a trailer must not rescue it
+    path = gitview.ledger_path(run)
+    with Objects(ctx.root, ctx.env) as objects:
+        staged, head, config = objects.read([f":{path}", f"HEAD:{path}", f":{gitview.CONFIG}"])
+    lines = trailers(run, staged, head, gitview.parse_config(config))
+    if lines:
+        args = [a for line in lines for a in ("--trailer", line)]
+        gitview.git(ctx.root, ctx.env, "interpret-trailers", "--in-place", "--if-exists", "replace", *args,
+                    str(message))
+    return 0
+
+
+def _has_content(message: bytes) -> bool:
+    for line in message.decode("utf-8", "replace").splitlines():
+        if line.startswith("# ") and ">8" in line:
+            break  # the scissors line of `commit -v`: what follows is never part of the message
+        if line.strip() and not line.startswith("#"):
+            return True
+    return False
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+# -- post-commit and post-rewrite: the handoff note -------------------------------------------------
+
+def post_commit(ctx: Context) -> int:
+    from shiftgit.git.notes import write_notes
+
+    with Objects(ctx.root, ctx.env) as objects:
+        commit = objects.resolve("HEAD")
+        if commit is None:
+            return 0
+        document = handoff.note_document(gitview.ledger_changes(objects, commit), ctx.environ.get("SHIFT_SKIP") or None)
+    if document is not None:
+        write_notes(ctx.root, {commit: handoff.note_text(document)}, message=f"shiftgit: handoff of {commit[:12]}")
+    return 0
+
+
+def post_rewrite(ctx: Context) -> int:
+    from shiftgit.git import rewrite
+
+    return rewrite.post_rewrite(ctx)
+
+
+def pre_push(ctx: Context) -> int:
+    return 0
+
+
+HANDLERS: dict[str, Callable[[Context], int]] = {
+    "pre-commit": pre_commit, "commit-msg": commit_msg, "post-commit": post_commit,
+    "post-rewrite": post_rewrite, "pre-push": pre_push,
+}

@@ -1,0 +1,159 @@
+"""`shiftgit init --hooks git|pre-commit`: plain git hook shims, or entries in .pre-commit-config.yaml.
+
+Plain shims (the fast route) come from the template `hooks/git-hook.sh` (shipped in the wheel as
+`shiftgit.hookfiles`). They go where git looks, `git rev-parse --git-path hooks` (so core.hooksPath
+is respected), and record the absolute interpreter that installed them, as pre-commit does, so a
+shiftgit in a virtualenv that is not on PATH still runs. A hook already there is moved aside to
+`<name>.pre-shiftgit` and chained: the shim runs it first. Installing again updates the shims and
+never moves a shim of ours. Nothing outside the repository (no global config) is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from shiftgit.errors import UsageError
+from shiftgit.repo import Repo
+
+HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite")
+MARK = b"installed by `shiftgit init --hooks git`"
+LEGACY_MARK = b"\n# installed by shiftgit\n"  # the shims of shiftgit 0.1's placeholder
+SAVED = ".pre-shiftgit"
+TEMPLATE = "git-hook.sh"
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+INSTALL_HINT = ("pre-commit install --hook-type pre-commit --hook-type commit-msg --hook-type post-commit "
+                "--hook-type post-rewrite")
+HOOK_IDS = {"pre-commit": "shiftgit-gate", "commit-msg": "shiftgit-commit-msg",
+            "post-commit": "shiftgit-post-commit", "post-rewrite": "shiftgit-post-rewrite"}
+HOOK_NAMES = {"pre-commit": "shiftgit commit gate", "commit-msg": "shiftgit trailers",
+              "post-commit": "shiftgit handoff note", "post-rewrite": "shiftgit rewrite notes"}
+
+
+def hooks_dir(repo: Repo) -> Path:
+    path = repo.git("rev-parse", "--git-path", "hooks").strip()
+    return Path(path) if os.path.isabs(path) else repo.root / path
+
+
+def template() -> str:
+    """The source checkout's `hooks/` when run from one, else the copy shipped in the wheel."""
+    source = Path(__file__).resolve().parents[2] / "hooks" / TEMPLATE
+    if source.is_file():
+        return source.read_text(encoding="utf-8")
+    from importlib.resources import files
+
+    return files("shiftgit.hookfiles").joinpath(TEMPLATE).read_text(encoding="utf-8")
+
+
+def shim(hook: str, python: str) -> str:
+    return template().replace("@HOOK@", hook).replace("@PYTHON@", shlex.quote(python))
+
+
+# -- plain git hooks --------------------------------------------------------------------------------
+
+def install_git_hooks(repo: Repo, python: str | None = None) -> list[str]:
+    """Write the four shims; keep and chain hooks that were there. Idempotent."""
+    interpreter = os.path.abspath(python or sys.executable)
+    folder = hooks_dir(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for hook in HOOKS:
+        target = folder / hook
+        if _is_foreign(target):
+            saved = folder / (hook + SAVED)
+            if os.path.lexists(saved):
+                raise UsageError(f"{target} is not shiftgit's and {saved.name} exists too; merge them into "
+                                 f"{saved.name} by hand, remove {target.name}, then run `shiftgit init --hooks git`")
+            os.replace(target, saved)
+            lines.append(f"kept your {hook} hook as {saved}; shiftgit's {hook} runs it first")
+        _write_executable(target, shim(hook, interpreter))
+    lines.append(f"git hooks in {folder}: {', '.join(HOOKS)} (run by {interpreter})")
+    return lines
+
+
+def _is_foreign(target: Path) -> bool:
+    if not os.path.lexists(target):
+        return False
+    try:
+        head = target.read_bytes()[:512]
+    except OSError:  # a dangling symlink, a directory: not ours, keep it
+        return True
+    return MARK not in head and LEGACY_MARK not in head
+
+
+def _write_executable(target: Path, text: str) -> None:
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, target)
+
+
+# -- the pre-commit framework -----------------------------------------------------------------------
+
+def local_block(indent: str) -> str:
+    """shiftgit's hooks as a `repo: local` entry of `repos:` (language system: `shiftgit` on PATH)."""
+    lines = [f"{indent}# shiftgit: commit gate, trailers, handoff notes (added by `shiftgit init --hooks pre-commit`)",
+             f"{indent}- repo: local", f"{indent}  hooks:"]
+    for hook, hook_id in HOOK_IDS.items():
+        lines += [f"{indent}    - id: {hook_id}", f"{indent}      name: {HOOK_NAMES[hook]}",
+                  f"{indent}      entry: shiftgit hook {hook}", f"{indent}      language: system"]
+        if hook != "commit-msg":  # commit-msg gets the message file's name
+            lines.append(f"{indent}      pass_filenames: false")
+        lines += [f"{indent}      always_run: true", f"{indent}      stages: [{hook}]"]
+    return "\n".join(lines) + "\n"
+
+
+def new_config() -> str:
+    return ("# pre-commit configuration (https://pre-commit.com)\nminimum_pre_commit_version: 3.2.0\n"
+            "default_install_hook_types: [pre-commit, commit-msg, post-commit, post-rewrite]\nrepos:\n"
+            + local_block("  "))
+
+
+def install_pre_commit(repo: Repo) -> list[str]:
+    """Add shiftgit's hooks to the repo's .pre-commit-config.yaml (created if absent). Idempotent."""
+    path = repo.root / PRE_COMMIT_CONFIG
+    after = [f"then install the hook types: {INSTALL_HINT}", "(the hooks run `shiftgit` from PATH)"]
+    if not path.exists():
+        path.write_text(new_config(), encoding="utf-8")
+        return [f"created {PRE_COMMIT_CONFIG} with shiftgit's hooks (commit it)", *after]
+    text = path.read_text(encoding="utf-8")
+    if _has_our_hooks(text):
+        return [f"kept {PRE_COMMIT_CONFIG}: shiftgit's hooks are in it", *after]
+    added = _appended(text)
+    if added is None or not _has_our_hooks(added):
+        return [f"could not add shiftgit's hooks to {PRE_COMMIT_CONFIG} safely; add this under `repos:`:",
+                local_block("  ").rstrip("\n"), *after]
+    path.write_text(added, encoding="utf-8")
+    return [f"added shiftgit's hooks to {PRE_COMMIT_CONFIG} (commit it)", *after]
+
+
+def _appended(text: str) -> str | None:
+    """`text` with our block appended to `repos:` when that list ends the file (block style); else None."""
+    lines = text.rstrip("\n").split("\n")
+    starts = [i for i, line in enumerate(lines) if re.match(r"^repos:\s*(#.*)?$", line)]
+    if len(starts) != 1:
+        return None
+    tail = lines[starts[0] + 1:]
+    if any(re.match(r"^[^\s#-]", line) for line in tail):
+        return None  # another top-level key follows `repos:`
+    items = [m.group(1) for line in tail if (m := re.match(r"^(\s*)- ", line))]
+    indent = items[0] if items else "  "
+    return text.rstrip("\n") + "\n" + local_block(indent)
+
+
+def _has_our_hooks(text: str) -> bool:
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - pre-commit (a dependency) brings PyYAML
+        return all(f"id: {hook_id}" in text for hook_id in HOOK_IDS.values())
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    repos = document.get("repos") if isinstance(document, dict) else None
+    ids = {hook.get("id") for entry in repos or [] if isinstance(entry, dict)
+           for hook in entry.get("hooks") or [] if isinstance(hook, dict)}
+    return set(HOOK_IDS.values()) <= ids

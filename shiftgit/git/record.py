@@ -1,0 +1,187 @@
+"""What the record says about git: the checkpoint's content, whether HEAD still matches it, provenance.
+
+Read-only helpers shared by verify, resume, rollback and trust. They work in a fresh clone
+without notes or snapshot refs: the ledger in the tree is the source.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from shiftgit.ledger.model import Checkpoint
+from shiftgit.repo import EMPTY_TREE, SHIFT_DIR, FileEntry, Repo, clean_env
+
+ZERO = "0" * 40
+PATHSPEC_CAP = 500
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who last changed a ledger file in git, and whether the working copy differs from HEAD's."""
+
+    commit: str | None
+    author: str | None
+    date: str | None
+    uncommitted: bool
+
+    def describe(self) -> str:
+        if self.commit is None:
+            return "uncommitted (the ledger is not in any commit yet)"
+        where = f"{self.author} in {self.commit[:12]} ({self.date})"
+        return f"{where}, with uncommitted changes since" if self.uncommitted else where
+
+    def to_dict(self) -> dict[str, object]:
+        return {"commit": self.commit, "author": self.author, "date": self.date, "uncommitted": self.uncommitted}
+
+
+@dataclass(frozen=True)
+class HeadState:
+    """Whether the record matches HEAD (SPEC §6), with the commits made since the checkpoint's base."""
+
+    matches: bool
+    head: str | None
+    base: str | None
+    carrier: str | None          # the commit that carries the checkpoint, when HEAD is it
+    commits: tuple[str, ...]     # commits in base..HEAD other than the carrier, newest first
+
+
+def has_object(repo: Repo, oid: str | None, kind: str) -> bool:
+    """Whether this clone holds `oid` as an object of `kind` (commit, tree, blob)."""
+    if not oid:
+        return False
+    proc = subprocess.run(["git", "cat-file", "-e", f"{oid}^{{{kind}}}"], cwd=repo.root,
+                          capture_output=True, env=clean_env())
+    return proc.returncode == 0
+
+
+def ledger_provenance(repo: Repo, rel_path: str) -> Provenance:
+    out = repo.git("log", "-1", "--format=%H%x1f%an <%ae>%x1f%cI", "--", rel_path, check=False).strip()
+    commit, author, date = (out.split("\x1f") + [None, None, None])[:3] if out else (None, None, None)
+    working = (repo.root / rel_path).read_bytes() if (repo.root / rel_path).exists() else None
+    committed = repo.show(f"HEAD:{rel_path}")
+    return Provenance(commit=commit or None, author=author, date=date, uncommitted=working != committed)
+
+
+def checkpoint_tree(repo: Repo, point: Checkpoint) -> str | None:
+    """The tree the checkpoint recorded; rebuilt from its base and changed files when the object is absent
+    (a fresh clone has no snapshot refs). Rebuilt trees may name blobs this clone lacks: good for diffs,
+    not for restoring. None when neither is possible."""
+    if has_object(repo, point.tree or "", "tree"):
+        return point.tree
+    if point.base is not None and not has_object(repo, point.base, "commit"):
+        return None
+    return _rebuild(repo, point)
+
+
+def _rebuild(repo: Repo, point: Checkpoint) -> str | None:
+    tmp = repo.private(f"index.rebuild.{os.getpid()}.tmp")
+    env = clean_env(GIT_INDEX_FILE=str(tmp))
+    paths = [f.path for f in point.files if f.id is not None and f.status != "D"]
+    at_head, at_base = _entries_at(repo, repo.head(), paths), _entries_at(repo, point.base, paths)
+    known = {p: at_head.get(p, []) + at_base.get(p, []) for p in paths}
+    lines = []
+    for f in point.files:
+        if f.status == "D" or f.id is None:
+            lines.append(f"0 {ZERO}\t{f.path}\n")
+        else:  # the mode git has for this exact content (HEAD first, then the base), else a plain file
+            mode = next((m for m, blob in known.get(f.path, []) if blob == f.id), None)
+            lines.append(f"{mode or _base_mode(known.get(f.path, []))} {f.id}\t{f.path}\n")
+    try:
+        repo.git("read-tree", point.base or EMPTY_TREE, env=env)
+        if lines:
+            repo.git("update-index", "--index-info", input="".join(lines), env=env)
+        repo.git("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
+        return repo.git("write-tree", "--missing-ok", env=env).strip() or None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _base_mode(entries: list[tuple[str, str]]) -> str:
+    return entries[0][0] if entries else "100644"
+
+
+def _entries_at(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """path -> [(mode, blob)] in `commit`, for the given paths (one git call)."""
+    if commit is None or not paths:
+        return {}
+    wanted = set(paths)
+    spec = ["--", *paths] if len(paths) <= PATHSPEC_CAP else []  # a long list: read the whole tree instead
+    out = repo.git("ls-tree", "-r", "-z", "--full-tree", commit, *spec, check=False)
+    found: dict[str, list[tuple[str, str]]] = {}
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split(" ")
+        if len(parts) == 3 and parts[1] == "blob" and path in wanted:
+            found.setdefault(path, []).append((parts[0], parts[2]))
+    return found
+
+
+def edits_since(repo: Repo, point: Checkpoint, worktree: str) -> list[FileEntry] | None:
+    """Files outside `.shift/` whose working content differs from the checkpoint's; None when unknown."""
+    tree = checkpoint_tree(repo, point)
+    return None if tree is None else repo.diff_trees(tree, worktree)
+
+
+def committed_checkpoint_id(repo: Repo, commit: str, rel_path: str) -> str | None:
+    """The checkpoint id the ledger committed in `commit` carries, read without validation."""
+    data = repo.show(f"{commit}:{rel_path}")
+    if data is None:
+        return None
+    try:
+        document = json.loads(data)
+        point = document.get("checkpoint") if isinstance(document, dict) else None
+        value = point.get("id") if isinstance(point, dict) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def head_state(repo: Repo, point: Checkpoint, rel_path: str) -> HeadState:
+    """HEAD is the checkpoint's base, or HEAD's parent is the base and HEAD's ledger carries the checkpoint.
+
+    The commit carrying the checkpoint (made from it, amended or not) is never counted as drift.
+    """
+    head, base = repo.head(), point.base
+    pairs = _commits_between(repo, base, head)
+    carrier = next((c for c, parent in pairs
+                    if parent == base and committed_checkpoint_id(repo, c, rel_path) == point.id), None)
+    others = tuple(c for c, _ in pairs if c != carrier)
+    matches = head == base or (head is not None and head == carrier)
+    return HeadState(matches, head, base, carrier, others)
+
+
+def _commits_between(repo: Repo, base: str | None, head: str | None) -> list[tuple[str, str | None]]:
+    """(commit, first parent) for the commits in base..head, newest first."""
+    if head is None or (base is not None and not has_object(repo, base, "commit")):
+        return []
+    spec = [head] if base is None else [f"{base}..{head}"]
+    out = repo.git("rev-list", "--parents", "--max-count=200", *spec, check=False)
+    pairs: list[tuple[str, str | None]] = []
+    for line in out.splitlines():
+        ids = line.split()
+        pairs.append((ids[0], ids[1] if len(ids) > 1 else None))
+    return pairs
+
+
+def describe_commits(repo: Repo, commits: tuple[str, ...], limit: int = 20) -> list[dict[str, str]]:
+    described = []
+    for commit in commits[:limit]:
+        out = repo.git("log", "-1", "--format=%an <%ae>%x1f%s", commit, check=False).strip()
+        author, _, subject = out.partition("\x1f")
+        described.append({"commit": commit, "author": author, "subject": subject})
+    return described
+
+
+def is_safe_path(root: Path, rel: str) -> bool:
+    """A repo-relative path that stays inside the work tree and never names git's own directory."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return False
+    if any(p.lower() == ".git" for p in parts):
+        return False
+    parent = (root / rel).parent.resolve(strict=False)  # the last part may itself be a symlink: not followed
+    return parent.is_relative_to(root.resolve())

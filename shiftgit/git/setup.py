@@ -1,0 +1,41 @@
+"""`shiftgit init`: the .shift/ store, repo-local git config, hooks."""
+
+from __future__ import annotations
+
+from shiftgit.ledger.store import Store
+
+# Repo-local notes settings (SPEC §3). Never global.
+NOTES_CONFIG = (
+    ("notes.displayRef", "refs/notes/shift"),
+    ("notes.rewriteRef", "refs/notes/shift"),
+    ("notes.rewriteMode", "ignore"),
+)
+
+
+def init(store: Store, *, hooks: str) -> list[str]:
+    """Create `.shift/`, configure git for this repo only, install git hooks. Idempotent."""
+    lines = []
+    created = store.init()
+    lines.append(f"{'created' if created else 'kept'} {store.rel(store.root)}/ (commit it)")
+    configure_git(store)
+    lines.append("set repo-local git config for refs/notes/shift")
+    from shiftgit.git import sync
+
+    lines += sync.configure(store)
+    if hooks == "git":
+        from shiftgit.git import install
+
+        lines += install.install_git_hooks(store.repo)
+    elif hooks == "pre-commit":
+        from shiftgit.git import install
+
+        lines += install.install_pre_commit(store.repo)
+    return lines
+
+
+def configure_git(store: Store) -> None:
+    repo = store.repo
+    for key, value in NOTES_CONFIG:
+        current = repo.git("config", "--local", "--get-all", key, check=False).split()
+        if value not in current:
+            repo.git("config", "--local", "--replace-all", key, value)

@@ -1,0 +1,224 @@
+"""Many machines: share handoff notes and snapshot refs through a git remote; register the ledger merge driver.
+
+`sync` fetches the remote's notes and `refs/shift/*` (forced, into private tracking refs under
+`refs/shift-remote/<remote>/`, never over local refs), merges the remote notes into `refs/notes/shift`
+(per commit: only one side's note is taken as is, two different notes are merged as JSON by
+notemerge), swaps the local ref compare-and-swap to a notes commit with both tips as parents, merges
+diverged snapshot refs the same way (a commit keeping both histories, our tree), and pushes without
+force. Any rejection, or a local ref that moved meanwhile, starts again from the fetch, a bounded
+number of times with backoff. Two machines that sync in any order end with the same notes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiftgit.errors import GitError, UsageError
+from shiftgit.git.notemerge import merge_note_texts
+from shiftgit.git.notes import NOTES_REF, note_blobs, read_notes, write_notes
+from shiftgit.ledger.store import Store, write_atomic
+from shiftgit.repo import Repo, clean_env
+
+MERGE_DRIVER = "shiftgit-ledger"
+ATTRIBUTE = f"runs/*/ledger.json merge={MERGE_DRIVER}"
+TRACKING = "refs/shift-remote"
+SNAPSHOTS = "refs/shift/"
+ZERO = "0" * 40
+
+
+# -- init: configuration ---------------------------------------------------------------------------
+
+def configure(store: Store) -> list[str]:
+    """Register the ledger merge driver and a notes fetch refspec per remote. Idempotent, repo-local."""
+    repo = store.repo
+    repo.git("config", "--local", f"merge.{MERGE_DRIVER}.name", "shiftgit: merge run ledgers by id")
+    driver = f"{shlex.quote(sys.executable)} -m shiftgit merge-driver %O %A %B %P"
+    repo.git("config", "--local", f"merge.{MERGE_DRIVER}.driver", driver)
+    attributes = store.root / ".gitattributes"
+    text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    if ATTRIBUTE not in text.splitlines():
+        glue = "\n" if text and not text.endswith("\n") else ""
+        write_atomic(attributes, f"{text}{glue}{ATTRIBUTE}\n".encode())
+    lines = [f"registered the ledger merge driver ({store.rel(attributes)})"]
+    for remote in repo.git("remote").split():
+        key, spec = f"remote.{remote}.fetch", notes_refspec(remote)
+        if spec not in repo.git("config", "--local", "--get-all", key, check=False).splitlines():
+            repo.git("config", "--local", "--add", key, spec)
+            lines.append(f"git fetch {remote} now also fetches its notes into {TRACKING}/{remote}/notes/")
+    return lines
+
+
+def notes_refspec(remote: str) -> str:
+    """A glob (so a remote without notes never fails a fetch) into a private ref (never over local notes)."""
+    return f"+refs/notes/*:{TRACKING}/{remote}/notes/*"
+
+
+def notes_refs(repo: Repo) -> list[str]:
+    """Where handoff notes live here: the local ref first, then each remote's fetched copy."""
+    out = repo.git("for-each-ref", "--format=%(refname)", f"{TRACKING}/")
+    return [NOTES_REF, *sorted(r for r in out.split() if r.endswith("/notes/shift"))]
+
+
+# -- sync ------------------------------------------------------------------------------------------
+
+@dataclass
+class Report:
+    remote: str
+    attempts: int = 0
+    notes: str = "none"  # none | up-to-date | fast-forward | merged
+    added: int = 0  # notes only the remote had
+    merged: int = 0  # commits whose two different notes were merged
+    total: int = 0
+    snapshots: dict[str, str] = field(default_factory=dict)  # ref -> fast-forward | merged
+    pushed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"remote": self.remote, "attempts": self.attempts, "notes": {"result": self.notes, "added": self.added,
+                "merged": self.merged, "total": self.total}, "snapshots": self.snapshots, "pushed": self.pushed}
+
+
+def default_remote(repo: Repo) -> str:
+    branch = repo.branch()
+    upstream = repo.git("config", f"branch.{branch}.remote", check=False).strip() if branch else ""
+    return upstream if upstream and upstream != "." else "origin"
+
+
+def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
+    """Fetch, merge, push; again from the fetch on any rejection, at most `retries` more times."""
+    name = remote or default_remote(repo)
+    remotes = repo.git("remote").split()
+    if name not in remotes:
+        raise UsageError(f"no remote {name!r} here (remotes: {', '.join(remotes) or 'none'}); add one with "
+                         f"`git remote add {name} URL` or name another: `shiftgit sync REMOTE`")
+    report = Report(name)
+    for attempt in range(retries + 1):
+        report.attempts = attempt + 1
+        _fetch(repo, name)
+        if _merge_all(repo, name, report) and not _push(repo, name, report):
+            report.total = len(note_blobs(repo.root, NOTES_REF))
+            return report
+        time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
+    raise GitError(["push", name], f"gave up after {retries + 1} attempts: the remote or the local refs kept "
+                                   "moving; run `shiftgit sync` again")
+
+
+def _fetch(repo: Repo, remote: str) -> None:
+    repo.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, notes_refspec(remote),
+             f"+{SNAPSHOTS}*:{TRACKING}/{remote}/shift/*")
+
+
+def _merge_all(repo: Repo, remote: str, report: Report) -> bool:
+    """Merge the fetched refs into the local ones; False when a local ref moved meanwhile (retry)."""
+    outcome = _merge_notes(repo, remote, report)
+    if outcome is None:
+        return False
+    report.notes = outcome
+    for ref, how in _merge_snapshots(repo, remote).items():
+        report.snapshots[ref] = how
+    return True
+
+
+def _merge_notes(repo: Repo, remote: str, report: Report) -> str | None:
+    theirs_ref = f"{TRACKING}/{remote}/notes/shift"
+    local, theirs = repo.ref(NOTES_REF), repo.ref(theirs_ref)
+    if theirs is None:
+        return "none" if local is None else "up-to-date"
+    if theirs == local or (local and _is_ancestor(repo, theirs, local)):
+        return "up-to-date"
+    if local is None or _is_ancestor(repo, local, theirs):
+        report.added = len(set(note_blobs(repo.root, theirs_ref)) - set(note_blobs(repo.root, NOTES_REF)))
+        return "fast-forward" if _swap(repo, NOTES_REF, theirs, local) else None
+    tree = _merged_notes_tree(repo, local, theirs, report)
+    commit = repo.commit_tree(tree, [local, theirs], f"shiftgit sync: merge notes from {remote}")
+    return "merged" if _swap(repo, NOTES_REF, commit, local) else None
+
+
+def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> str:
+    """The tree of the union of both notes commits, two different notes of one commit merged."""
+    tag = f"refs/shift-tmp/sync-{os.getpid()}-{random.getrandbits(32):08x}"
+    ours_ref, theirs_ref = f"{tag}-ours", f"{tag}-theirs"
+    try:
+        repo.update_ref(ours_ref, local, ZERO, "shiftgit sync")
+        repo.update_ref(theirs_ref, theirs, ZERO, "shiftgit sync")
+        mine, other = note_blobs(repo.root, ours_ref), note_blobs(repo.root, theirs_ref)
+        added = [c for c in other if c not in mine]
+        differ = [c for c in other if c in mine and mine[c] != other[c]]
+        remote_texts = read_notes(repo.root, added + differ, theirs_ref)
+        local_texts = read_notes(repo.root, differ, ours_ref)
+        updates = {c: remote_texts[c] for c in added}
+        for commit in differ:
+            text = merge_note_texts(local_texts[commit], remote_texts[commit])
+            if text != local_texts[commit]:
+                updates[commit] = text
+        report.added, report.merged = len(added), len(differ)
+        tip = write_notes(repo.root, updates, ours_ref, "shiftgit sync", retries=0) if updates else local
+        return repo.git("rev-parse", f"{tip}^{{tree}}").strip()
+    finally:
+        for ref in (ours_ref, theirs_ref):
+            repo.git("update-ref", "-d", ref, check=False)
+
+
+def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
+    """Snapshot refs both sides have: fast-forward to theirs, or keep both histories in a merge commit."""
+    prefix = f"{TRACKING}/{remote}/shift/"
+    theirs = _refs(repo, prefix)
+    done: dict[str, str] = {}
+    for name, mine in _refs(repo, SNAPSHOTS).items():
+        other = theirs.get(name)
+        ref = SNAPSHOTS + name
+        if other is None or other == mine or _is_ancestor(repo, other, mine):
+            continue
+        if _is_ancestor(repo, mine, other):
+            if _swap(repo, ref, other, mine):
+                done[ref] = "fast-forward"
+            continue
+        tree = repo.git("rev-parse", f"{mine}^{{tree}}").strip()
+        commit = repo.commit_tree(tree, [mine, other], f"shiftgit sync: keep both histories of {ref}")
+        if _swap(repo, ref, commit, mine):
+            done[ref] = "merged"
+    return done
+
+
+def _push(repo: Repo, remote: str, report: Report) -> bool:
+    """Push without force; True when any ref was rejected (the caller starts again from the fetch)."""
+    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
+    if _refs(repo, SNAPSHOTS):
+        specs.append(f"{SNAPSHOTS}*:{SNAPSHOTS}*")
+    if not specs:
+        return False
+    argv = ["push", "--porcelain", "--no-verify", remote, *specs]
+    proc = subprocess.run(["git", *argv], cwd=repo.root, capture_output=True, text=True, env=clean_env())
+    verdicts = [line.split("\t")[:2] for line in proc.stdout.splitlines() if line.count("\t") >= 2]
+    if proc.returncode != 0 and not any(flag == "!" for flag, _ in verdicts):
+        raise GitError(argv, proc.stderr)  # the push itself failed (network, permissions): say so
+    report.pushed = sorted(set(report.pushed) | {ref.split(":")[-1] for flag, ref in verdicts if flag not in "!="})
+    return any(flag == "!" for flag, _ in verdicts)
+
+
+def _refs(repo: Repo, prefix: str) -> dict[str, str]:
+    out = repo.git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+    return {name[len(prefix):]: oid for oid, name in (line.split(" ", 1) for line in out.splitlines())}
+
+
+def _ok(repo: Repo, *args: str) -> bool:
+    try:
+        repo.git(*args)
+    except GitError:
+        return False
+    return True
+
+
+def _is_ancestor(repo: Repo, old: str, new: str) -> bool:
+    return _ok(repo, "merge-base", "--is-ancestor", old, new)
+
+
+def _swap(repo: Repo, ref: str, new: str, old: str | None) -> bool:
+    """Compare-and-swap: False when the ref moved since we read it."""
+    return _ok(repo, "update-ref", "-m", "shiftgit sync", ref, new, old or ZERO)

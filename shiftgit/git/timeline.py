@@ -1,0 +1,123 @@
+"""`shiftgit log`: the checkpoint timeline along HEAD's history, newest first, read from notes.
+
+One `rev-list HEAD`, one `note_blobs` walk per notes ref, and one `cat-file --batch` for the note
+blobs (read in rounds, stopping once `limit` checkpoints are found). A working ledger's checkpoint
+that HEAD's committed ledger does not carry yet comes first, without a commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from shiftgit.errors import ShiftError
+from shiftgit.git import handoff
+from shiftgit.git.notes import CatFile, note_blobs
+from shiftgit.git.view import ledger_path, parse_json
+from shiftgit.ledger.store import Store
+from shiftgit.repo import clean_env
+
+ROUND = 64
+
+
+def notes_refs(store: Store) -> list[str]:
+    """The notes refs to read: ours, then each remote's copy (refs/shift-remote/<remote>/notes/shift)."""
+    from shiftgit.git.sync import notes_refs as refs
+
+    return refs(store.repo)
+
+
+def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
+    """Checkpoints, newest first: uncommitted ones (no `commit`), then those the notes of HEAD's history hold."""
+    repo = store.repo
+    head = repo.head()
+    commits = repo.git("rev-list", "HEAD").split() if head else []
+    blobs: dict[str, list[str]] = {}
+    for ref in notes_refs(store):
+        for commit, blob in note_blobs(repo.root, ref).items():
+            blobs.setdefault(commit, []).append(blob)
+    noted = [c for c in commits if c in blobs]
+    entries = _working(store, head)
+    seen = {e["id"] for e in entries}
+    with CatFile(repo.root, clean_env()) as cat:
+        for commit, document in _notes(cat, noted, blobs):
+            for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
+                if isinstance(point, Mapping) and point.get("id") not in seen:
+                    seen.add(point.get("id"))
+                    entries.append(entry(point, commit, document))
+            if limit is not None and len(entries) >= limit:
+                break
+    return entries[:limit] if limit is not None else entries
+
+
+def _notes(cat: CatFile, commits: list[str], blobs: Mapping[str, list[str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for start in range(0, len(commits), ROUND):
+        chunk = commits[start:start + ROUND]
+        names = [b for c in chunk for b in blobs[c]]
+        texts = iter(cat.get(names))
+        for commit in chunk:
+            found = [handoff.parse_note(t[2].decode("utf-8", "replace")) for t in
+                     (next(texts) for _ in blobs[commit]) if t is not None]
+            documents = [d for d in found if d is not None]
+            if documents:
+                yield commit, documents[0] if len(documents) == 1 else handoff.merged(documents)
+
+
+def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
+    """Checkpoints of the working ledgers that HEAD's committed ledgers do not carry."""
+    runs = store.run_ids()
+    committed = _committed_checkpoints(store, runs) if head else {}
+    entries = []
+    for run in runs:
+        try:
+            point = store.read(run).checkpoint
+        except ShiftError:
+            continue  # `shiftgit status` and `validate` report a broken ledger
+        if point is not None and committed.get(run) != point.id:
+            entries.append(entry({**point.to_dict(), "run": run}, None, None))
+    return sorted(entries, key=lambda e: str(e.get("at")), reverse=True)
+
+
+def _committed_checkpoints(store: Store, runs: list[str]) -> dict[str, Any]:
+    with CatFile(store.repo.root, clean_env()) as cat:
+        answers = cat.get([f"HEAD:{ledger_path(run)}" for run in runs])
+    out = {}
+    for run, answer in zip(runs, answers, strict=True):
+        point = handoff.checkpoint_of(parse_json(answer[2]) if answer else None)
+        out[run] = point.get("id") if point else None
+    return out
+
+
+def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, Any] | None) -> dict[str, Any]:
+    raw = point.get("next")
+    action: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    out: dict[str, Any] = {
+        "run": point.get("run"), "seq": point.get("seq"), "step": point.get("step"), "id": point.get("id"),
+        "at": point.get("at"), "next": action.get("action"), "done_when": action.get("done_when"),
+        "checks": [handoff.check_summary(c) for c in point.get("checks") or [] if isinstance(c, Mapping)],
+        "files": len(point.get("files") or []),
+    }
+    if commit is not None:
+        out = {"commit": commit, **out}
+    if document is not None and handoff.skip_reason(document):
+        out["skip"] = handoff.skip_reason(document)
+    return out
+
+
+def _at_seq(point: Any) -> tuple[str, int]:
+    if not isinstance(point, Mapping):
+        return "", 0
+    seq = point.get("seq")
+    return str(point.get("at")), seq if isinstance(seq, int) else 0
+
+
+def render(entries: list[dict[str, Any]]) -> str:
+    """One line per checkpoint."""
+    if not entries:
+        return "no checkpoints yet; record one with `shiftgit checkpoint --step ...`"
+    lines = []
+    for e in entries:
+        where = e["commit"][:10] if e.get("commit") else "(working)"
+        nxt = f" — next: {e['next']}" if e.get("next") else ""
+        lines.append(f"{where:<10} {e['run']} #{e['seq']} {e.get('at') or ''} {e.get('step') or '(no step)'}{nxt}")
+    return "\n".join(lines)

@@ -1,0 +1,214 @@
+"""What git hands a hook: the git dir, the active run, the staged changes, the ledgers of a commit.
+
+Git plumbing only, and only stdlib imports: this runs on every commit, where pygit2 (~50 ms to
+import), jsonschema and click would cost more than the work. Objects are read through one
+`git cat-file --batch` (`Objects`), which honours `GIT_INDEX_FILE` for `:path` names, so a hook
+sees the index git is about to commit (a lock file during `commit -a` and `commit <paths>`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from shiftgit.errors import GitError, LedgerError, UsageError
+from shiftgit.git.notes import CatFile, parse_tree
+
+RUNS = ".shift/runs"
+CONFIG = ".shift/config.json"
+RUN_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # ledger.RUN_ID_PATTERN (a test keeps them equal)
+LEDGER = re.compile(r"^\.shift/runs/([^/]+)/ledger\.json$")
+DEFAULT_CONFIG: dict[str, Any] = {"require_fresh_checks": False, "trailers": True}
+
+
+def ledger_path(run: str) -> str:
+    return f"{RUNS}/{run}/ledger.json"
+
+
+def is_shift_path(path: str) -> bool:
+    return path == ".shift" or path.startswith(".shift/")
+
+
+def hook_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The hook's environment for git plumbing: GIT_DIR and GIT_INDEX_FILE stay, git speaks C."""
+    env = dict(os.environ if environ is None else environ)
+    env["LC_ALL"] = "C"
+    return env
+
+
+def git(root: Path, env: Mapping[str, str], *argv: str, input: bytes | None = None) -> str:
+    proc = subprocess.run(["git", *argv], cwd=root, env=dict(env), input=input, capture_output=True)
+    if proc.returncode != 0:
+        raise GitError(list(argv), proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+# -- where things are -------------------------------------------------------------------------------
+
+def git_dir(root: Path, environ: Mapping[str, str]) -> Path:
+    """This worktree's git dir without a git process: $GIT_DIR, `.git/`, or the `gitdir:` in `.git`."""
+    if environ.get("GIT_DIR"):
+        return root / environ["GIT_DIR"]  # an absolute $GIT_DIR replaces root
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        text = dot.read_text("utf-8", "surrogateescape").strip()
+        if text.startswith("gitdir:"):
+            return root / text[len("gitdir:"):].strip()
+    return Path(git(root, hook_env(environ), "rev-parse", "--absolute-git-dir").strip())
+
+
+def active_run(root: Path, gitdir: Path, environ: Mapping[str, str]) -> str | None:
+    """SHIFT_RUN, else this worktree's pointer (`<git-dir>/shift/active`) when its ledger exists."""
+    named = environ.get("SHIFT_RUN")
+    if named:
+        if not RUN_ID.match(named):
+            raise UsageError(f"SHIFT_RUN={named!r} is not a run id; unset it or name a run (e.g. SHIFT_RUN=fix-login)")
+        return named
+    try:
+        run = (gitdir / "shift" / "active").read_text("utf-8", "replace").strip()
+    except FileNotFoundError:
+        return None
+    return run if RUN_ID.match(run) and (root / ledger_path(run)).is_file() else None
+
+
+def parse_config(data: bytes | None, where: str = CONFIG) -> dict[str, Any]:
+    """`.shift/config.json` over the defaults; a corrupt one is an error, never silently ignored."""
+    if data is None:
+        return dict(DEFAULT_CONFIG)
+    try:
+        document = json.loads(data)
+    except ValueError as exc:
+        raise LedgerError(f"{where}: corrupt JSON ({exc}); fix it or restore it with "
+                          f"`git checkout HEAD -- {where}`") from None
+    if not isinstance(document, dict):
+        raise LedgerError(f"{where}: not a JSON object; restore it with `git checkout HEAD -- {where}`")
+    return {**DEFAULT_CONFIG, **document}
+
+
+# -- the index git is about to commit ---------------------------------------------------------------
+
+class Change(NamedTuple):
+    """A path whose staged content differs from HEAD's: blob ids (None: absent on that side)."""
+
+    path: str
+    status: str
+    old: str | None
+    new: str | None
+
+
+def staged(root: Path, env: Mapping[str, str], base: str) -> list[Change]:
+    """`git diff-index --cached` against `base` (HEAD, or the empty tree), renames off."""
+    out = git(root, env, "diff-index", "--cached", "-z", "--no-renames", base)
+    parts = out.split("\0")
+    changes = []
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        if meta.startswith(":"):
+            _, _, old, new, status = meta[1:].split(" ")
+            changes.append(Change(path, status[0], _blob(old), _blob(new)))
+    return changes
+
+
+def empty_tree(root: Path, env: Mapping[str, str]) -> str:
+    """The empty tree's id in this repository's hash (sha1 or sha256); an unborn branch diffs against it."""
+    return git(root, env, "hash-object", "-t", "tree", "--stdin", input=b"").strip()
+
+
+def _blob(oid: str) -> str | None:
+    return None if not oid.strip("0") else oid
+
+
+# -- objects ----------------------------------------------------------------------------------------
+
+class Objects:
+    """One `git cat-file --batch` for a hook: names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
+
+    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+        self.cat = CatFile(root, dict(env))
+
+    def __enter__(self) -> Objects:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cat.__exit__(*exc)
+
+    def resolve(self, name: str) -> str | None:
+        got = self.cat.get([name])[0]
+        return got[0] if got else None
+
+    def read(self, names: list[str]) -> list[bytes | None]:
+        return [got[2] if got else None for got in self.cat.get(names)]
+
+    def commit(self, oid: str) -> tuple[str, list[str]]:
+        """A commit's tree id and parent ids."""
+        got = self.cat.get([oid])[0]
+        if got is None or got[1] != "commit":
+            raise GitError(["cat-file", "--batch"], f"{oid} is not a commit")
+        tree, parents = "", []
+        for line in got[2].split(b"\n\n", 1)[0].split(b"\n"):
+            key, _, value = line.partition(b" ")
+            if key == b"tree":
+                tree = value.decode()
+            elif key == b"parent":
+                parents.append(value.decode())
+        return tree, parents
+
+    def ledger_blobs(self, trees: list[str]) -> list[dict[str, str]]:
+        """For each tree (a root tree id), run -> blob id of `.shift/runs/<run>/ledger.json`."""
+        runs = [self._entries(answer) for answer in self.cat.get([f"{t}:{RUNS}" for t in trees])]
+        return self._ledgers(runs)
+
+    def changed_ledgers(self, tree: str, parent: str | None) -> dict[str, tuple[str | None, str | None]]:
+        """run -> (parent's ledger blob, this tree's) for every run whose ledger differs; one round trip per level."""
+        names = [f"{t}:{RUNS}" for t in (tree, parent) if t]
+        answers = [self._entries(a) for a in self.cat.get(names)]
+        new, old = answers[0], (answers[1] if parent else {})
+        differ = {run for run in new.keys() | old.keys() if new.get(run) != old.get(run)}
+        new_blobs, old_blobs = self._ledgers([{r: new[r] for r in differ & new.keys()},
+                                              {r: old[r] for r in differ & old.keys()}])
+        return {run: (old_blobs.get(run), new_blobs.get(run)) for run in sorted(differ)
+                if old_blobs.get(run) != new_blobs.get(run)}
+
+    def _ledgers(self, runs: list[dict[str, str]]) -> list[dict[str, str]]:
+        flat = [(i, run, oid) for i, found in enumerate(runs) for run, oid in sorted(found.items())]
+        answers = self.cat.get([oid for _, _, oid in flat]) if flat else []
+        out: list[dict[str, str]] = [{} for _ in runs]
+        for (i, run, _), answer in zip(flat, answers, strict=True):
+            blob = self._entries(answer).get("ledger.json")
+            if blob and RUN_ID.match(run):
+                out[i][run] = blob
+        return out
+
+    @staticmethod
+    def _entries(answer: tuple[str, str, bytes] | None) -> dict[str, str]:
+        if answer is None or answer[1] != "tree":
+            return {}
+        return {name: entry.oid for name, entry in parse_tree(answer[2], len(answer[0])).items()
+                if entry.kind in ("tree", "blob")}
+
+
+LedgerChanges = dict[str, tuple[Any, Any]]
+
+
+def ledger_changes(objects: Objects, commit: str) -> LedgerChanges:
+    """run -> (first parent's ledger, the commit's), raw JSON (None: absent or not JSON), for changed ledgers."""
+    tree, parents = objects.commit(commit)
+    parent = objects.commit(parents[0])[0] if parents else None
+    changed = objects.changed_ledgers(tree, parent)
+    blobs = [b for pair in changed.values() for b in pair if b]
+    found = dict(zip(blobs, objects.read(blobs), strict=True))
+    return {run: (parse_json(found.get(old)) if old else None, parse_json(found.get(new)) if new else None)
+            for run, (old, new) in changed.items()}
+
+
+def parse_json(data: bytes | None) -> Any:
+    try:
+        return json.loads(data) if data is not None else None
+    except ValueError:
+        return None

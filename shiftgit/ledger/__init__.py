@@ -1,0 +1,1 @@
+"""The ledger: data model, schema, store, diff, merge driver, secret scanner, budgets."""

@@ -1,0 +1,62 @@
+"""Budgets: what the contract lets a run spend (minutes, tokens, cost) against what it spent.
+
+Tokens and cost are added by `checkpoint --tokens --cost`. Wall minutes accrue at every ledger
+write, from the time since the previous write; a gap longer than IDLE_GAP_MINUTES (the session
+was gone, nobody worked) counts as IDLE_GAP_MINUTES. Since each write starts the next gap, the
+minutes of many sessions add up and no stretch is counted twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from typing import Any
+
+from shiftgit.ledger.model import Ledger
+
+IDLE_GAP_MINUTES = 30.0  # a longer gap between writes counts as idle, not as spend
+KINDS = ("minutes", "tokens", "cost")
+
+
+def _parse(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def gap_minutes(since: str, at: str) -> float:
+    """Minutes from one write to the next, capped; 0 for a clock that went backwards."""
+    try:
+        gap = (_parse(at) - _parse(since)).total_seconds() / 60
+    except ValueError:
+        return 0.0
+    return min(max(gap, 0.0), IDLE_GAP_MINUTES)
+
+
+def accrue(before: Ledger, after: Ledger) -> Ledger:
+    """`after` with the wall minutes since `before` was written, unless its writer counted them already."""
+    if after.updated_at == before.updated_at or after.spend.minutes != before.spend.minutes:
+        return after
+    gap = gap_minutes(before.updated_at, after.updated_at)
+    if gap <= 0:
+        return after
+    return replace(after, spend=replace(after.spend, minutes=round(before.spend.minutes + gap, 3)))
+
+
+def exhausted(ledger: Ledger) -> list[str]:
+    """Each budget the run has used up, as `tokens: spent 1500 of 1000`."""
+    limits = ledger.contract.budgets
+    out = []
+    for kind in KINDS:
+        limit = getattr(limits, kind)
+        spent = getattr(ledger.spend, kind)
+        if limit is not None and spent >= limit:
+            out.append(f"{kind}: spent {spent:g} of {limit:g}")
+    return out
+
+
+def report(ledger: Ledger) -> dict[str, Any]:
+    """Budgets, spend, what is left of each budget, and which are exhausted."""
+    limits = ledger.contract.budgets
+    left = {k: round(max(getattr(limits, k) - getattr(ledger.spend, k), 0), 3)
+            for k in KINDS if getattr(limits, k) is not None}
+    return {"budgets": {k: v for k, v in limits.to_dict().items() if v is not None},
+            "spend": ledger.spend.to_dict(), "left": left, "exhausted": exhausted(ledger)}

@@ -1,0 +1,82 @@
+"""Load the JSON Schema and validate documents against it; migrate old schema versions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from shiftgit.errors import LedgerError
+from shiftgit.ledger.model import SCHEMA_VERSION, Ledger
+
+# version -> function upgrading a document of that version to version + 1
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def schema_text(name: str = "ledger.schema.json") -> str:
+    """The source checkout's `schema/` when run from one, else the copy shipped in the wheel."""
+    source = Path(__file__).resolve().parents[2] / "schema" / name
+    if source.is_file():
+        return source.read_text(encoding="utf-8")
+    from importlib.resources import files
+
+    return files("shiftgit.schemas").joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
+def _validator(name: str) -> Any:
+    import jsonschema
+
+    schema = json.loads(schema_text(name))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _json_path(error: Any) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def schema_errors(document: Any, name: str = "ledger.schema.json") -> list[str]:
+    """Every schema error as 'JSON path: message', in document order."""
+    errors = sorted(_validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{_json_path(e)}: {e.message}" for e in errors]
+
+
+def check_version(document: Any, where: str) -> None:
+    """Refuse a newer schema than this shiftgit knows, before anything else reads it."""
+    if not isinstance(document, Mapping):
+        raise LedgerError(f"{where}: not a JSON object; restore it with `git checkout -- {where}`")
+    version = document.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise LedgerError(
+            f"{where}: schema_version {version} is newer than this shiftgit knows ({SCHEMA_VERSION}); "
+            "upgrade shiftgit (pip install -U shiftgit)"
+        )
+
+
+def migrate(document: dict[str, Any]) -> dict[str, Any]:
+    version = document.get("schema_version")
+    while isinstance(version, int) and version < SCHEMA_VERSION and version in MIGRATIONS:
+        document = MIGRATIONS[version](document)
+        version = document.get("schema_version")
+    return document
+
+
+def parse_ledger(text: str | bytes, where: str) -> Ledger:
+    """Raw JSON -> validated Ledger. Raises LedgerError naming the file and every problem."""
+    try:
+        document = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{where}: corrupt JSON ({exc}); it was left untouched — "
+                          f"restore it with `git checkout -- {where}` or fix it by hand") from None
+    check_version(document, where)
+    document = migrate(document)
+    problems = schema_errors(document)
+    if problems:
+        raise LedgerError(f"{where}: invalid ledger: " + "; ".join(problems)
+                          + " — fix it, or restore it with `git checkout -- " + where + "`")
+    return Ledger.from_dict(document)

@@ -1,0 +1,211 @@
+"""The `.shift/` store: atomic reads and writes, per-run locks, the active-run pointer."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from shiftgit.errors import LedgerError, NotInitialized, UsageError
+from shiftgit.ledger import validated
+from shiftgit.ledger.model import RUN_ID_PATTERN, Ledger, canonical_bytes
+from shiftgit.ledger.schema import check_version, parse_ledger, schema_errors
+from shiftgit.repo import SHIFT_DIR, Repo
+
+CONFIG_VERSION = 1
+DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
+                                  "trailers": True}
+GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+def validate_run_id(run: str) -> str:
+    if not _RUN_ID.match(run):
+        raise UsageError(f"bad run id {run!r}: use 1-64 of a-z 0-9 . _ - , starting with a letter or digit "
+                         "(e.g. fix-login)")
+    return run
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Temp file, fsync, rename, fsync dir: a kill at any instant leaves the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dirfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    """Temp files left by killed writers (their pid is gone) are removed; live ones are left alone."""
+    from shiftgit.procs import pid_exists
+
+    for tmp in folder.glob(".*.tmp"):
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not pid_exists(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+class Store:
+    """One worktree's `.shift/` directory."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.root = repo.shift_dir
+
+    @classmethod
+    def open(cls, cwd: str | Path | None = None, *, require: bool = True) -> Store:
+        store = cls(Repo.open(cwd))
+        if require and not (store.root / "config.json").exists():
+            raise NotInitialized(f"{store.repo.root}: no {SHIFT_DIR}/ here; run `shiftgit init` first")
+        return store
+
+    # -- paths -----------------------------------------------------------------------------
+    def rel(self, path: Path) -> str:
+        return str(path.relative_to(self.repo.root))
+
+    def ledger_path(self, run: str) -> Path:
+        return self.root / "runs" / validate_run_id(run) / "ledger.json"
+
+    def run_ids(self) -> list[str]:
+        runs = self.root / "runs"
+        if not runs.is_dir():
+            return []
+        return sorted(p.name for p in runs.iterdir() if (p / "ledger.json").is_file() and _RUN_ID.match(p.name))
+
+    # -- config ----------------------------------------------------------------------------
+    def read_config(self) -> dict[str, Any]:
+        path = self.root / "config.json"
+        try:
+            document = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return dict(DEFAULT_CONFIG)
+        except ValueError as exc:
+            raise LedgerError(f"{self.rel(path)}: corrupt JSON ({exc}); fix it or restore it with "
+                              f"`git checkout -- {self.rel(path)}`") from None
+        check_version(document, self.rel(path))
+        problems = schema_errors(document, "config.schema.json")
+        if problems:
+            raise LedgerError(f"{self.rel(path)}: invalid config: " + "; ".join(problems))
+        return {**DEFAULT_CONFIG, **document}
+
+    def init(self) -> bool:
+        """Create `.shift/`; returns True when something was written. Idempotent."""
+        config = self.root / "config.json"
+        ignore = self.root / ".gitignore"
+        wrote = False
+        if not config.exists():
+            write_atomic(config, canonical_bytes(DEFAULT_CONFIG))
+            wrote = True
+        else:
+            self.read_config()
+        if not ignore.exists():
+            write_atomic(ignore, GITIGNORE.encode())
+            wrote = True
+        (self.root / "runs").mkdir(exist_ok=True)
+        return wrote
+
+    # -- ledgers ---------------------------------------------------------------------------
+    def exists(self, run: str) -> bool:
+        return self.ledger_path(run).exists()
+
+    def read(self, run: str) -> Ledger:
+        path = self.ledger_path(run)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            known = ", ".join(self.run_ids()) or "none yet"
+            raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
+                             f"`shiftgit start {run} --goal ... --stop-when ...`") from None
+        return parse_ledger(data, self.rel(path))
+
+    def write(self, ledger: Ledger) -> None:
+        """Validate, redact secrets from every string, write atomically."""
+        from shiftgit.ledger.secrets import redact_obj
+
+        document = redact_obj(ledger.to_dict())
+        assert isinstance(document, dict)
+        problems = schema_errors(document)
+        if problems:  # a bug, not bad input: keep the traceback
+            raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
+        path = self.ledger_path(ledger.run)
+        if path.parent.exists():
+            _remove_stale_temps(path.parent)
+        data = canonical_bytes(document)
+        write_atomic(path, data)
+        validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
+
+    def create(self, ledger: Ledger) -> None:
+        with self.lock(ledger.run):
+            if self.exists(ledger.run):
+                raise UsageError(f"run {ledger.run!r} already exists; pick another id, or continue it with "
+                                 f"`shiftgit resume {ledger.run}`")
+            self.write(ledger)
+
+    def update(self, run: str, change: Callable[[Ledger], Ledger]) -> Ledger:
+        """Read, change and write one ledger under its lock (the lock dies with its holder).
+
+        Wall minutes since the previous write accrue to the run's spend (budgets.accrue).
+        """
+        from shiftgit.ledger.budgets import accrue
+
+        with self.lock(run):
+            before = self.read(run)
+            ledger = accrue(before, change(before))
+            self.write(ledger)
+            return ledger
+
+    @contextlib.contextmanager
+    def lock(self, run: str) -> Iterator[None]:
+        path = self.repo.private("locks", f"{validate_run_id(run)}.lock")
+        with open(path, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    # -- active run (per worktree, in the git dir) ------------------------------------------
+    def active_run(self, environ: Mapping[str, str] | None = None) -> str | None:
+        env = os.environ if environ is None else environ
+        if env.get("SHIFT_RUN"):
+            return validate_run_id(env["SHIFT_RUN"])
+        pointer = self.repo.private("active")
+        try:
+            run = pointer.read_text().strip()
+        except FileNotFoundError:
+            return None
+        return run if run and _RUN_ID.match(run) and self.exists(run) else None
+
+    def set_active(self, run: str | None) -> None:
+        pointer = self.repo.private("active")
+        if run is None:
+            pointer.unlink(missing_ok=True)
+        else:
+            write_atomic(pointer, (run + "\n").encode())
+
+    def resolve_run(self, run: str | None, environ: Mapping[str, str] | None = None) -> str:
+        """The named run, else the active one; a clear error when there is neither."""
+        if run:
+            validate_run_id(run)
+            if not self.exists(run):
+                self.read(run)  # raises the unknown-run error
+            return run
+        active = self.active_run(environ)
+        if active is None:
+            raise UsageError("no active run in this worktree; name one (--run ID) or start one with "
+                             "`shiftgit start ID --goal ... --stop-when ...`")
+        return active

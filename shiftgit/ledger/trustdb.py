@@ -1,0 +1,110 @@
+"""The user's trust store: which recorded commands this clone may run. Never in the repo.
+
+A command is bound by the SHA-256 of its canonical JSON `{"argv": [...], "cwd": "..."}` (plus
+`"shell": true` when recorded as a shell command). The store is
+`$XDG_DATA_HOME/shiftgit/trust/<clone-id>/<digest>.json`, one file per command, so concurrent
+writers never lose each other's entries; the clone id is a random value kept in the common git
+dir (`<git-common-dir>/shift/clone-id`), which `git clone` does not copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from shiftgit.ledger.model import Check, canonical_bytes
+from shiftgit.ledger.store import write_atomic
+from shiftgit.repo import Repo
+
+
+@dataclass(frozen=True)
+class Command:
+    """One recorded command as trust sees it."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str
+    shell: bool
+    digest: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "argv": list(self.argv), "cwd": self.cwd, "shell": self.shell,
+                "sha256": self.digest}
+
+
+def command_digest(argv: Sequence[str], cwd: str, shell: bool = False) -> str:
+    payload: dict[str, object] = {"argv": list(argv), "cwd": cwd or "."}
+    if shell:
+        payload["shell"] = True
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def command_of(check: Check) -> Command:
+    return Command(check.name, tuple(check.argv), check.cwd or ".", check.shell,
+                   command_digest(check.argv, check.cwd, check.shell))
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME", "")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "shiftgit"
+
+
+def clone_id(repo: Repo) -> str:
+    """This clone's random id, created on first use (atomically: two racing processes agree)."""
+    path = repo.common_dir / "shift" / "clone-id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"clone-id.{os.getpid()}.tmp")
+    tmp.write_text(secrets.token_hex(16) + "\n")
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
+
+
+def _entry(repo: Repo, digest: str, environ: Mapping[str, str] | None) -> Path:
+    return data_dir(environ) / "trust" / clone_id(repo) / f"{digest}.json"
+
+
+def is_trusted(repo: Repo, digest: str, environ: Mapping[str, str] | None = None) -> bool:
+    return _entry(repo, digest, environ).is_file()
+
+
+def remember(repo: Repo, commands: Iterable[Command], how: str, at: str,
+             environ: Mapping[str, str] | None = None) -> None:
+    """Trust these commands in this clone from now on."""
+    for command in commands:
+        path = _entry(repo, command.digest, environ)
+        if path.is_file():
+            continue
+        record = {**command.to_dict(), "clone": clone_id(repo), "repo": str(repo.root), "how": how, "at": at}
+        write_atomic(path, canonical_bytes(record))
+
+
+def remember_quietly(repo: Repo, command: Command, at: str) -> None:
+    """`check` trusts what it just ran; an unwritable data dir must not fail the check."""
+    try:
+        remember(repo, [command], "check", at)
+    except OSError:
+        pass
+
+
+def untrusted(repo: Repo, commands: Iterable[Command], pinned: Iterable[str] = (),
+              environ: Mapping[str, str] | None = None) -> list[Command]:
+    pins = {p.lower() for p in pinned}
+    return [c for c in commands if c.digest not in pins and not is_trusted(repo, c.digest, environ)]

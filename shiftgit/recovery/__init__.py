@@ -1,0 +1,1 @@
+"""Recovery: verify, resume, briefing, rollback, trust, freshness."""

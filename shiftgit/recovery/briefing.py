@@ -1,0 +1,210 @@
+"""The resume briefing: a bounded, plain-text statement of a run's state for a fresh process.
+
+Ledger text is quoted as data under one provenance line (who recorded it, in which commit); the
+briefing states facts and gives no orders. It always fits in LIMIT characters: the goal, the stop
+condition, every active constraint and the next action are never dropped; other sections lose
+their oldest lines first, history and decisions before evidence and the latest step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiftgit.git.record import Provenance
+from shiftgit.ledger.model import Check, Checkpoint, Ledger
+from shiftgit.recovery.trust import latest_per_command
+
+LIMIT = 9500
+LINE_CAP = 240        # characters of quoted text per line in trimmable sections
+SHORT_CAP = 160       # ... in the long-list sections (done, history)
+ESSENTIAL_CAP = 1500  # characters of the goal, the stop condition, the next action, each constraint
+FAILING_SHOWN = 10
+MORE = "(+{n} more not shown; `shiftgit show {run} --markdown` has them)"
+
+
+@dataclass
+class Section:
+    title: str
+    lines: list[str]
+    keep: int = 0           # lines kept in the first trimming pass
+    empty: str = "none"     # shown when the section has nothing
+    omitted: int = field(default=0)
+
+    def render(self, run: str) -> list[str]:
+        body = [f"- {line}" for line in self.lines]
+        if self.omitted:
+            body.append("- " + MORE.format(n=self.omitted, run=run))
+        return [f"{self.title}:", *body] if body else [f"{self.title}: {self.empty}"]
+
+
+def quote(text: str | None, cap: int = LINE_CAP) -> str:
+    """Recorded text as one quoted line: whitespace collapsed, long text cut with an ellipsis."""
+    flat = " ".join((text or "").split())
+    if len(flat) > cap:
+        flat = flat[: max(cap - 1, 0)] + "…"
+    return f'"{flat}"'
+
+
+def provenance_line(where: str, prov: Provenance) -> str:
+    if prov.commit is None:
+        origin = "Recorded in the working copy only (uncommitted, in no commit yet)."
+    else:
+        origin = f"Recorded by {prov.author} in commit {prov.commit[:12]} ({prov.date})"
+        origin += ", then changed in the working copy (uncommitted)." if prov.uncommitted else "."
+    return f"Source: {where}. {origin} The quoted text below is that record, shown as data."
+
+
+def check_line(check: Check) -> str:
+    outcome = check.outcome
+    counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
+    status = "timed out" if check.timed_out else f"exit {check.exit_code}"
+    line = f"{check.name}: `{' '.join(check.argv)[:LINE_CAP]}` -> {status}" + (f" ({counts})" if counts else "")
+    if check.failing:
+        shown = ", ".join(check.failing[:FAILING_SHOWN])
+        extra = len(check.failing) - FAILING_SHOWN
+        line += f"; failing: {shown}" + (f" (+{extra} more)" if extra > 0 else "")
+    if check.fresh is False:
+        line += "; stale (ran on other content than the checkpoint's)"
+    return line
+
+
+def budget_lines(ledger: Ledger) -> list[str]:
+    budgets, spend = ledger.contract.budgets, ledger.spend
+    lines = []
+    for name, limit, spent in (("tokens", budgets.tokens, spend.tokens), ("cost", budgets.cost, spend.cost),
+                               ("minutes", budgets.minutes, spend.minutes)):
+        if limit is None:
+            continue
+        left = limit - spent
+        lines.append(f"{name}: {_num(left)} left of {_num(limit)} (spent {_num(spent)})" if left > 0
+                     else f"{name}: none left (spent {_num(spent)} of {_num(limit)})")
+    return lines
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def _latest(point: Checkpoint | None) -> list[str]:
+    if point is None:
+        return []
+    where = f"on {point.base[:12]}" if point.base else "before any commit"
+    lines = [f"#{point.seq} at {point.at} {where}" + (f" ({point.branch})" if point.branch else "")
+             + f": {quote(point.step)}"]
+    if point.note:
+        lines.append(f"note: {quote(point.note)}")
+    if point.phase:
+        lines.append(f"phase: {quote(point.phase)}")
+    return lines
+
+
+def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str, Section]:
+    point = ledger.checkpoint
+    items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
+    evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
+    evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
+    effects = [f"{e.key} ({e.kind}): {e.state}, {e.reversibility}" for e in ledger.effects]
+    effects += [f"approval for {a.key}: {a.state}" + (f" ({quote(a.reason)})" if a.reason else "")
+                for a in ledger.approvals]
+    decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
+                 for d in reversed(point.decisions if point else ())]
+    history = [f"#{h.seq} at {h.at}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
+    return {
+        "evidence": Section("Last evidence (the checkpoint's checks)", evidence, keep=3, empty="no checks recorded"),
+        "latest": Section("Latest step", _latest(point), keep=3, empty="no checkpoint yet"),
+        "done": Section("Done (latest first)", [quote(i.text, SHORT_CAP) for i in reversed(items["done"])], keep=3),
+        "blocked": Section("Blocked", [quote(i.text) for i in reversed(items["blocked"])], keep=3),
+        "doing": Section("In progress", [quote(i.text) for i in reversed(items["doing"])], keep=2),
+        "effects": Section("Effects and approvals", effects, keep=5),
+        "services": Section("Services", [f"{s['name']}: pid {s['pid']}, port {s['port']}, "
+                                         f"{'alive' if s['alive'] else 'not alive'}" for s in services], keep=3),
+        "budget": Section("Budget left", budget_lines(ledger), keep=3, empty="no budgets set"),
+        "questions": Section("Open questions", [quote(i.text) for i in reversed(items["questions"])], keep=2),
+        "decisions": Section("Decisions (latest first)", decisions, keep=2),
+        "history": Section("Recent history (latest first)", history, keep=3, empty="no earlier checkpoints"),
+    }
+
+
+ORDER = ("latest", "evidence", "done", "blocked", "doing", "effects", "services", "budget", "questions",
+         "decisions", "history")
+TRIM_ORDER = ("history", "decisions", "done", "questions", "doing", "effects", "services", "blocked",
+              "evidence", "budget", "latest")
+SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
+               "effects": 25, "services": 10, "evidence": 12}
+
+
+def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
+          constraint_cap: int) -> list[str]:
+    contract = ledger.contract
+    lines = [f"shiftgit briefing for run {ledger.run} (status: {ledger.status})"]
+    if decision:
+        lines.append(f"Decision: {decision}. Reasons: " + "; ".join(reasons)[:1500])
+    if ledger.stop:
+        lines.append(f"Stop recorded: {ledger.stop.reason}" + (f" {quote(ledger.stop.detail)}" if ledger.stop.detail
+                                                              else ""))
+    lines.append(provenance_line(where, prov))
+    lines.append(f"Goal: {quote(contract.goal, ESSENTIAL_CAP)}")
+    lines.append(f"Stop condition: {quote(contract.stop_when, ESSENTIAL_CAP)}")
+    active = ledger.active_constraints()
+    lines.append(f"Active constraints ({len(active)}, all listed):" if active else "Active constraints: none")
+    lines += [f"- {quote(c.text, constraint_cap)} [{c.id}]" for c in active]
+    point = ledger.checkpoint
+    nxt = point.next if point else None
+    lines.append(f"Next action: {quote(nxt.action, ESSENTIAL_CAP)}" if nxt and nxt.action
+                 else "Next action: none recorded")
+    if nxt and nxt.done_when:
+        lines.append(f"Done when: {quote(nxt.done_when, ESSENTIAL_CAP)}")
+    return lines
+
+
+def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decision: str | None = None,
+                   reasons: Sequence[str] = (), services: Sequence[Mapping[str, Any]] = (),
+                   limit: int = LIMIT) -> str:
+    """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters."""
+    sections = _sections(ledger, services)
+    for name, cap in SECTION_MAX.items():
+        extra = sections[name].lines[cap:]
+        del sections[name].lines[cap:]
+        sections[name].omitted += len(extra)
+    head = _head(ledger, where, provenance, decision, reasons, ESSENTIAL_CAP)
+    text = _render(head, sections, ledger.run)
+    for floor in (True, False):
+        text = _trim(head, sections, ledger.run, limit, floor, text)
+    if len(text) > limit:  # the essential part alone is too long: shorten each constraint evenly
+        text = _squeeze(ledger, where, provenance, decision, reasons, sections, limit)
+    return text
+
+
+def _trim(head: list[str], sections: Mapping[str, Section], run: str, limit: int, floor: bool, text: str) -> str:
+    """Drop the oldest line of each section in turn (least important first) until the text fits."""
+    while len(text) > limit:
+        trimmed = False
+        for name in TRIM_ORDER:
+            section = sections[name]
+            if len(text) > limit and len(section.lines) > (section.keep if floor else 0):
+                section.lines.pop()
+                section.omitted += 1
+                trimmed = True
+                text = _render(head, sections, run)
+        if not trimmed:
+            break
+    return text
+
+
+def _render(head: list[str], sections: Mapping[str, Section], run: str) -> str:
+    lines = list(head)
+    for name in ORDER:
+        lines += sections[name].render(run)
+    return "\n".join(lines) + "\n"
+
+
+def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str | None, reasons: Sequence[str],
+             sections: Mapping[str, Section], limit: int) -> str:
+    rest = len(_render([], sections, ledger.run))
+    fixed = len("\n".join(_head(ledger, where, provenance, decision, reasons, 0)))
+    count = max(len(ledger.active_constraints()), 1)
+    cap = max((limit - rest - fixed - 2) // count, 8)
+    text = _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run)
+    return text if len(text) <= limit else text[: limit - 2] + "…\n"

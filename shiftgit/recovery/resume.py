@@ -1,0 +1,271 @@
+"""`resume`: the replacement-process test made executable (SPEC §6).
+
+From durable artifacts only (the ledger in the tree, git objects, /proc), answer: which changes
+were applied, which effects happened and whether they are safe to repeat, which services still
+live, which checks failed, and whether to resume, roll back or escalate; then brief.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from shiftgit.effects.liveness import is_alive
+from shiftgit.errors import LedgerError, UsageError
+from shiftgit.git import record
+from shiftgit.ledger.model import Checkpoint, Effect, Ledger
+from shiftgit.ledger.store import Store
+from shiftgit.recovery import verify
+from shiftgit.recovery.briefing import build_briefing
+from shiftgit.recovery.trust import latest_per_command
+from shiftgit.repo import FileEntry, Repo
+
+EXIT = {"resume": 0, "rollback": 3, "escalate": 4}
+UNSETTLED = ("unknown", "attempted")
+HALTING_STOPS = ("user_paused", "cancelled", "blocked_external", "failed_after_retry_budget")
+ENDED = ("completed", "blocked", "abandoned")
+LIST_CAP = 200
+COMMITS_PER_PATH = 10
+
+
+def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
+    """The named run, else the active one here, else the only run in the repository."""
+    if run or store.active_run() is not None:
+        return store.resolve_run(run)
+    runs = store.run_ids()
+    if len(runs) == 1:
+        return runs[0]
+    raise UsageError(f"no active run in this worktree; name one: `shiftgit {command} RUN` (runs here: "
+                     f"{', '.join(runs) or 'none yet'})")
+
+
+def resume(store: Store, run: str | None, run_checks: bool) -> dict[str, Any]:
+    """Decide and brief; make the run active in this worktree."""
+    chosen = pick_run(store, run)
+    report = build_report(store, chosen, run_checks)
+    store.set_active(chosen)
+    return report
+
+
+def exit_code(report: Mapping[str, Any]) -> int:
+    return EXIT[report["decision"]]
+
+
+# -- the answers ---------------------------------------------------------------------------------
+
+def effect_entry(effect: Effect) -> dict[str, Any]:
+    """As `effect list` shows it: an `attempted` whose runner is gone is `unknown`."""
+    from shiftgit.effects.runner import safe_to_repeat, state_of
+
+    return {"key": effect.key, "kind": effect.kind, "state": state_of(effect), "recorded_state": effect.state,
+            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect)}
+
+
+def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
+    return [{"name": e.name or e.key, "key": e.key, "pid": e.pid, "port": e.port, "state": e.state,
+             "alive": is_alive(e.pid, e.port, _identity(e))} for e in ledger.effects if e.kind == "service"]
+
+
+def _identity(effect: Effect) -> Mapping[str, Any] | None:
+    """The process identity `service start` records (a field once effects lands, kept in `extra` before)."""
+    value = getattr(effect, "process", None) or effect.extra.get("process")
+    return value if isinstance(value, Mapping) else None
+
+
+def failing_checks(ledger: Ledger) -> list[dict[str, Any]]:
+    """The latest result of each recorded command (checkpoint's, then those since) that did not pass."""
+    checks = latest_per_command((*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks))
+    return [{"name": c.name, "argv": list(c.argv), "failing": list(c.failing), "exit_code": c.exit_code,
+             "pending": c in ledger.pending_checks} for c in checks if c.exit_code != 0]
+
+
+def _start_commit(repo: Repo, ledger: Ledger, rel: str) -> str | None:
+    """Where the run started: its first recorded base, else the commit that added its ledger, else HEAD."""
+    firsts = [h.base for h in ledger.history if h.seq == 1]
+    point = ledger.checkpoint
+    if point is not None and point.seq == 1:
+        firsts.append(point.base)
+    for base in firsts:
+        if base is None or record.has_object(repo, base, "commit"):
+            return base
+    added = repo.git("log", "--diff-filter=A", "--format=%H", "--", rel, check=False).split()
+    return added[-1] if added else repo.head()
+
+
+def _commits_by_path(repo: Repo, start: str | None, head: str) -> dict[str, list[str]]:
+    spec = [head] if start is None else [f"{start}..{head}"]
+    out = repo.git("log", "-z", "--format=%x01%H", "--name-only", "--no-renames", "--max-count=500", *spec,
+                   check=False)
+    by_path: dict[str, list[str]] = {}
+    commit = ""
+    for token in out.split("\0"):
+        if token.startswith("\x01"):
+            commit = token[1:]
+            continue
+        path = token.lstrip("\n")
+        if path and commit and len(by_path.setdefault(path, [])) < COMMITS_PER_PATH:
+            by_path[path].append(commit)
+    return by_path
+
+
+def changes(store: Store, ledger: Ledger, worktree: str, edits: Sequence[FileEntry] | None) -> dict[str, Any]:
+    """Paths changed since the run started: committed (with their commits) and uncommitted."""
+    repo = store.repo
+    rel = store.rel(store.ledger_path(ledger.run))
+    start, head = _start_commit(repo, ledger, rel), repo.head()
+    after = {e.path for e in edits or ()}
+    committed = repo.diff_trees(start, head) if head and start != head else []
+    by_path = _commits_by_path(repo, start, head) if committed and head else {}
+    uncommitted = repo.diff_trees(head, worktree)
+
+    def entry(e: FileEntry, commits: list[str] | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": e.path, "status": e.status,
+                               "checkpoint_covers": edits is not None and ledger.checkpoint is not None
+                               and e.path not in after}
+        if commits is not None:
+            out["commits"] = commits
+        return out
+
+    return {
+        "since": start, "head": head,
+        "committed": [entry(e, by_path.get(e.path, [])) for e in committed][:LIST_CAP],
+        "uncommitted": [entry(e, None) for e in uncommitted][:LIST_CAP],
+        "after_checkpoint": sorted(after)[:LIST_CAP],
+        "covered_by_checkpoint": ledger.checkpoint is not None and edits is not None and not after,
+    }
+
+
+# -- the decision ----------------------------------------------------------------------------------
+
+def _effect_reasons(ledger: Ledger) -> list[str]:
+    reasons = [f"effect {e.key} ({e.kind}) is {e.state}: its outcome is unknown; settle it with "
+               f"`shiftgit effect reconcile {e.key} --state completed|failed|compensated --evidence TEXT`"
+               for e in ledger.effects if e.state in UNSETTLED]
+    now = dt.datetime.now(dt.timezone.utc).isoformat()
+    reasons += [f"approval for {a.key} is pending" + (f" ({a.reason})" if a.reason else "")
+                for a in ledger.approvals if a.state == "requested" and not (a.expires_at and a.expires_at < now)]
+    return reasons
+
+
+def budget_reasons(ledger: Ledger) -> list[str]:
+    from shiftgit.ledger.budgets import exhausted
+
+    # exhausted() says "cost: spent 3 of 2.5"
+    spent = (line.partition(": ") for line in exhausted(ledger))
+    return [f"the {kind} budget is spent: {detail}" for kind, _, detail in spent]
+
+
+def _status_reasons(ledger: Ledger) -> list[str]:
+    if ledger.status in ENDED:
+        return [f"the run has ended: finished as {ledger.status} (see its receipt: `shiftgit show {ledger.run}`)"]
+    stop, point = ledger.stop, ledger.checkpoint
+    if stop and stop.reason in HALTING_STOPS and (point is None or point.at <= stop.at):
+        return [f"the run stopped ({stop.reason}" + (f": {stop.detail}" if stop.detail else "")
+                + ") and no checkpoint came after"]
+    return []
+
+
+def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list[str]:
+    if state.matches:
+        return []
+    described = record.describe_commits(repo, state.commits, limit=3)
+    example = "; ".join(f"{c['commit'][:12]} by {c['author']}: {c['subject']}" for c in described)
+    return [f"HEAD moved: {str(state.head)[:12]} is neither checkpoint #{point.seq}'s base "
+            f"{str(state.base)[:12]} nor a commit carrying it ({len(state.commits)} commit(s) since"
+            + (f", e.g. {example}" if example else "") + "); someone committed without a handoff"]
+
+
+def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry] | None) -> tuple[list[str], list[str]]:
+    """(escalations, notes) from a verify report."""
+    if report is None:
+        return [], []
+    if report["result"] == "refused":
+        return [f"verify could not run {len(report['untrusted'])} command(s) not trusted in this clone; a person "
+                f"trusts them with `shiftgit trust {report['run']}`, or `shiftgit resume --no-run` decides "
+                "from the record alone"], []
+    bad = [f"{c['name']} {c['verdict']}" for c in report["checks"] if c["verdict"] != "reproduced"]
+    if not bad:
+        return [], [f"verify reproduced {len(report['checks'])} check(s)"] if report["checks"] else []
+    if edits:
+        return [], [f"verify mismatch ({', '.join(bad)}) is explained by the edits made after the checkpoint"]
+    return [f"verify mismatch the record does not explain: {', '.join(bad)}"], []
+
+
+def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool) -> dict[str, Any]:
+    repo = store.repo
+    point = ledger.checkpoint
+    rel = store.rel(store.ledger_path(ledger.run))
+    escalate = _effect_reasons(ledger) + budget_reasons(ledger) + _status_reasons(ledger)
+    notes: list[str] = []
+    edits: list[FileEntry] | None = []
+    report = None
+    if point is not None:
+        state = record.head_state(repo, point, rel)
+        escalate += _head_reason(repo, state, point)
+        edits = record.edits_since(repo, point, worktree)
+        if edits is None:
+            escalate.append(f"the content of checkpoint #{point.seq} is not in this clone: edits made after it "
+                            "cannot be told apart")
+        if run_checks and point.checks:
+            report = verify.verify(store, ledger.run, ledger=ledger, worktree=worktree)
+        more, notes = _verify_reasons(report, edits)
+        escalate += more
+    rollback = [f"uncommitted edits were made after checkpoint #{point.seq}: "
+                + ", ".join(e.path for e in edits[:10]) + (" ..." if len(edits) > 10 else "")
+                + f"; `shiftgit rollback {ledger.run}` restores the checkpoint and keeps them under refs/shift/rescue/"
+                ] if point is not None and edits else []
+    decision = "escalate" if escalate else "rollback" if rollback else "resume"
+    reasons = escalate + rollback + notes if decision != "resume" else _resume_reasons(point, notes, run_checks)
+    return {"decision": decision, "reasons": reasons, "edits": edits, "verify": report}
+
+
+def _resume_reasons(point: Checkpoint | None, notes: list[str], run_checks: bool) -> list[str]:
+    if point is None:
+        return ["no checkpoint yet: the run continues from its contract", *notes]
+    reasons = [f"the record matches HEAD and the working tree matches checkpoint #{point.seq}", *notes]
+    if not run_checks:
+        reasons.append("checks were not rerun (--no-run): decided from the record alone")
+    elif not point.checks:
+        reasons.append("the checkpoint recorded no checks to rerun")
+    return reasons
+
+
+def build_report(store: Store, run: str, run_checks: bool) -> dict[str, Any]:
+    """The `resume --json` report for `run`, without printing or changing anything."""
+    repo = store.repo
+    rel = store.rel(store.ledger_path(run))
+    provenance = record.ledger_provenance(repo, rel)
+    try:
+        ledger = store.read(run)
+    except LedgerError as exc:
+        return _invalid(run, rel, provenance, str(exc))
+    worktree = repo.worktree_tree()
+    verdict = decide(store, ledger, worktree, run_checks)
+    services = service_entries(ledger)
+    briefing = build_briefing(ledger, rel, provenance, decision=verdict["decision"], reasons=verdict["reasons"],
+                              services=services)
+    return {
+        "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
+        "changes": changes(store, ledger, worktree, verdict["edits"]),
+        "effects": [effect_entry(e) for e in ledger.effects], "services": services,
+        "failing_checks": failing_checks(ledger), "checkpoint": ledger.checkpoint.seq if ledger.checkpoint else None,
+        "provenance": provenance.to_dict(), "verify": verdict["verify"],
+    }
+
+
+def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> dict[str, Any]:
+    reason = f"the ledger is invalid: {error}"
+    briefing = (f"shiftgit briefing for run {run}\nDecision: escalate. Reasons: {reason}\n"
+                f"The ledger {rel} cannot be read, so nothing it records can be relied on. Last commit touching "
+                f"it: {provenance.describe()}.\n")
+    return {"run": run, "decision": "escalate", "reasons": [reason], "briefing": briefing[:9500],
+            "changes": {}, "effects": [], "services": [], "failing_checks": [], "checkpoint": None,
+            "provenance": provenance.to_dict(), "verify": None}
+
+
+def text(report: Mapping[str, Any]) -> str:
+    """What a person sees: the decision, its reasons, then the briefing."""
+    lines = [f"resume {report['run']}: {report['decision']}"]
+    lines += [f"  - {reason}" for reason in report["reasons"]]
+    return "\n".join(lines) + "\n\n" + str(report["briefing"]).rstrip("\n")

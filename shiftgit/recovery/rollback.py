@@ -1,0 +1,211 @@
+"""`rollback`: put the files outside `.shift/` back to the last checkpoint's snapshot, losing nothing.
+
+Before a byte changes, the current working tree (tracked and untracked, not ignored) is kept as
+a commit under `refs/shift/rescue/<run>/<UTC time>`. HEAD, the index and `.shift/` are never
+touched, so effects and approvals recorded since the checkpoint stay. Every path is checked to
+stay inside the work tree, and every conflict is found before anything is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftgit.errors import UsageError
+from shiftgit.git import record
+from shiftgit.ledger.model import Checkpoint
+from shiftgit.ledger.store import Store
+from shiftgit.repo import Repo
+
+ZERO = "0" * 40
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    mode: str        # the mode in the checkpoint ("000000" when the path must go)
+    blob: str | None  # the content in the checkpoint; None when the path must go
+
+
+@dataclass(frozen=True)
+class Plan:
+    run: str
+    seq: int
+    target: str      # the checkpoint's tree
+    current: str     # the working tree now
+    changes: tuple[Change, ...]
+    snapshot: str | None = None  # the checkpoint's snapshot commit, when this clone has it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run": self.run, "checkpoint": self.seq, "restore": [c.path for c in self.changes if c.blob],
+                "remove": [c.path for c in self.changes if not c.blob]}
+
+
+def plan(store: Store, run: str) -> Plan:
+    """What rollback would do; raises when it cannot do all of it safely."""
+    ledger = store.read(run)
+    point = ledger.checkpoint
+    if point is None:
+        raise UsageError(f"run {run!r} has no checkpoint to roll back to; record one with `shiftgit checkpoint`")
+    repo = store.repo
+    target = _target_tree(repo, point, run)
+    current = repo.worktree_tree()
+    changes = tuple(_diff(repo, current, target))
+    removed = {c.path for c in changes if not c.blob}
+    for change in changes:
+        _check_path(repo.root, change, removed)
+    _check_conflicts(repo.root, changes)
+    _check_blobs(repo, run, point.seq, changes)
+    snapshot = point.snapshot if record.has_object(repo, point.snapshot, "commit") else None
+    return Plan(run, point.seq, target, current, changes, snapshot)
+
+
+def _target_tree(repo: Repo, point: Checkpoint, run: str) -> str:
+    tree = record.checkpoint_tree(repo, point)
+    if tree is None:
+        raise UsageError(f"the content of checkpoint #{point.seq} of run {run!r} is not in this clone; fetch it "
+                         "with `shiftgit sync`, then run rollback again")
+    return tree
+
+
+def _check_blobs(repo: Repo, run: str, seq: int, changes: tuple[Change, ...]) -> None:
+    """Every byte rollback will write must be here before the first file changes."""
+    missing = [c.path for c in changes if c.blob and c.mode != "160000"
+               and not record.has_object(repo, c.blob, "blob")]
+    if missing:
+        raise UsageError(f"the content of checkpoint #{seq} of run {run!r} is not all in this clone (missing: "
+                         f"{', '.join(missing[:5])}); its snapshot lives under refs/shift/ in the clone that made "
+                         "it: fetch it with `shiftgit sync`, then run rollback again; nothing was changed")
+
+
+def _diff(repo: Repo, current: str, target: str) -> list[Change]:
+    """Raw diff from the working tree to the checkpoint, with modes (`.shift/` left out)."""
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", current, target)
+    parts = out.split("\0")
+    changes = []
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        if not meta.startswith(":") or path == ".shift" or path.startswith(".shift/"):
+            continue
+        _, new_mode, _, new_blob, status = meta[1:].split(" ")
+        gone = status.startswith("D")
+        changes.append(Change(path, "000000" if gone else new_mode, None if gone else new_blob))
+    return changes
+
+
+def _check_path(root: Path, change: Change, removed: set[str]) -> None:
+    if not record.is_safe_path(root, change.path):
+        raise UsageError(f"refusing to roll back: the path {change.path!r} would leave the work tree; "
+                         "nothing was changed")
+    parent = root
+    for part in change.path.split("/")[:-1]:
+        parent = parent / part
+        if parent.is_symlink() and str(parent.relative_to(root)) not in removed:
+            raise UsageError(f"refusing to roll back: {parent.relative_to(root)} is a symbolic link, and "
+                             f"{change.path} lies below it; nothing was changed")
+
+
+def _check_conflicts(root: Path, changes: tuple[Change, ...]) -> None:
+    """A file must go where a directory still holds files rollback will not remove (ignored ones)."""
+    removed = {c.path for c in changes if not c.blob}
+    for change in changes:
+        path = root / change.path
+        if change.blob and path.is_dir() and not path.is_symlink():
+            left = [str(p.relative_to(root)) for p in path.rglob("*")
+                    if not p.is_dir() and str(p.relative_to(root)) not in removed]
+            if left:
+                raise UsageError(f"refusing to roll back: {change.path} must become a file but the directory "
+                                 f"there holds files git ignores ({', '.join(left[:3])}); move them, then run "
+                                 "rollback again; nothing was changed")
+
+
+def _rescue_ref(repo: Repo, run: str, now: dt.datetime) -> str:
+    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+    ref = f"refs/shift/rescue/{run}/{stamp}"
+    n = 1
+    while repo.ref(ref):
+        n += 1
+        ref = f"refs/shift/rescue/{run}/{stamp}-{n}"
+    return ref
+
+
+def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None) -> tuple[str, str]:
+    """Keep the working files about to be replaced as a commit under refs/shift/rescue/.
+
+    Its parent is the checkpoint's snapshot (else HEAD), so `git show --stat REF` lists what rollback replaced.
+    """
+    moment = now or dt.datetime.now(dt.timezone.utc)
+    run, seq = chosen.run, chosen.seq
+    parent = chosen.snapshot or repo.head()
+    commit = repo.commit_tree(chosen.current, [parent] if parent else [],
+                              f"shiftgit rescue: {run}, the working tree before rollback to checkpoint {seq}")
+    ref = _rescue_ref(repo, run, moment)
+    repo.update_ref(ref, commit, ZERO, f"shiftgit rollback {run}")
+    return ref, commit
+
+
+def apply(store: Store, chosen: Plan) -> dict[str, Any]:
+    """Rescue what the working tree holds, then restore the checkpoint. Returns a report."""
+    repo = store.repo
+    if repo.worktree_tree() != chosen.current:
+        raise UsageError("the working tree changed while rollback was being confirmed; nothing was changed; "
+                         "run `shiftgit rollback` again")
+    report = chosen.to_dict()
+    if not chosen.changes:
+        return {**report, "rescue": None, "rescue_commit": None}
+    ref, commit = rescue(repo, chosen)
+    removed = [c for c in chosen.changes if not c.blob]
+    for change in removed:
+        _remove(repo.root, change.path)
+    for change in chosen.changes:
+        if change.blob:
+            _write(repo, change)
+    return {**report, "rescue": ref, "rescue_commit": commit}
+
+
+def _remove(root: Path, rel: str) -> None:
+    path = root / rel
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    parent = path.parent
+    while parent != root and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
+
+
+def _write(repo: Repo, change: Change) -> None:
+    assert change.blob is not None
+    if change.mode == "160000":  # a submodule commit: not file content rollback can write
+        return
+    path = repo.root / change.path
+    if path.is_dir() and not path.is_symlink():
+        _remove_tree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = repo_blob(repo, change.blob)
+    tmp = path.with_name(f".{path.name}.shiftgit-{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    if change.mode == "120000":
+        os.symlink(data.decode("utf-8", "surrogateescape"), tmp)
+    else:
+        tmp.write_bytes(data)
+        tmp.chmod(0o755 if change.mode == "100755" else 0o644)
+    os.replace(tmp, path)
+
+
+def _remove_tree(path: Path) -> None:
+    for child in sorted(path.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if child.is_dir() and not child.is_symlink():
+            child.rmdir()
+        else:
+            child.unlink()
+    path.rmdir()
+
+
+def repo_blob(repo: Repo, blob: str) -> bytes:
+    proc = subprocess.run(["git", "cat-file", "blob", blob], cwd=repo.root, capture_output=True)
+    if proc.returncode != 0:
+        raise UsageError(f"blob {blob} is missing from this clone; fetch it, then run rollback again")
+    return proc.stdout

@@ -1,0 +1,1 @@
+"""A run's life: start, check, checkpoint, constraints, amend, stop, finish; status reports."""

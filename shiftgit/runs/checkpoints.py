@@ -1,0 +1,151 @@
+"""`checkpoint`: the state at a step boundary, read from git (never from the caller)."""
+
+
+from __future__ import annotations
+
+import secrets as _random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from shiftgit.errors import GitError, UsageError
+from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
+from shiftgit.ledger.model import (
+    DECISIONS_CAP,
+    DONE_CAP,
+    HISTORY_CAP,
+    Checkpoint,
+    Decision,
+    FileChange,
+    HistoryEntry,
+    Item,
+    Ledger,
+    NextAction,
+    Spend,
+)
+from shiftgit.ledger.store import Store
+from shiftgit.runs.contract import new_id, now_iso
+
+SNAPSHOT_RETRIES = 20
+
+# -- checkpoint ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CheckpointInput:
+    step: str | None = None
+    next_action: str | None = None
+    done_when: str | None = None
+    done: tuple[str, ...] = ()
+    doing: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+    resolve: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
+    note: str | None = None
+    phase: str | None = None
+    milestone: bool = False
+    tokens: int = 0
+    cost: float = 0.0
+
+
+def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
+    """Record what the tree holds now (from git, never from the caller), with the evidence since."""
+    if spec.tokens < 0 or spec.cost < 0:
+        raise UsageError("--tokens and --cost add spend; they cannot be negative")
+    store.read(run)  # fail on a broken ledger before touching git objects
+    repo = store.repo
+    head = repo.head()
+    tree = repo.worktree_tree()
+    files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in repo.diff_trees(head, tree))
+    made: list[Checkpoint] = []
+
+    def change(ledger: Ledger) -> Ledger:
+        at = now_iso()
+        previous = ledger.checkpoint
+        seq = (previous.seq if previous else 0) + 1
+        snapshot = _snapshot(store, ledger.run, tree, head, seq)
+        checks = ledger.pending_checks or (previous.checks if previous else ())
+        spend = _add_spend(ledger, spec, at)
+        point = Checkpoint(
+            id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
+            phase=spec.phase or (previous.phase if previous else None),
+            milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
+            checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
+            next=_next(previous, spec), note=spec.note, spend=spend,
+            **_carried_items(previous, spec, seq),
+        )
+        history = ledger.history
+        if previous is not None:
+            entry = HistoryEntry(id=previous.id, seq=previous.seq, at=previous.at, step=previous.step,
+                                 base=previous.base)
+            history = (*history, entry)[-HISTORY_CAP:]
+        made.append(point)
+        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
+
+    store.update(run, change)
+    return made[0]
+
+
+def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> str:
+    """Keep the working tree as a commit under refs/shift/ (HEAD, index and files untouched)."""
+    ref = f"refs/shift/snapshots/{run}"
+    for attempt in range(SNAPSHOT_RETRIES + 1):  # the ref is shared by worktrees and `sync`: compare-and-swap
+        previous = store.repo.ref(ref)
+        parents = [p for p in (head, previous) if p]
+        message = f"shiftgit snapshot: {run} checkpoint {seq}"
+        commit = store.repo.commit_tree(tree, list(dict.fromkeys(parents)), message)
+        try:
+            store.repo.update_ref(ref, commit, previous or "0" * 40, f"shiftgit checkpoint {run} {seq}")
+            return commit
+        except GitError:
+            if attempt == SNAPSHOT_RETRIES:
+                raise
+            time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
+    raise AssertionError("unreachable")
+
+
+def _add_spend(ledger: Ledger, spec: CheckpointInput, at: str) -> Spend:
+    """Tokens and cost from the caller; wall minutes since the last write by the budgets' idle rule."""
+    from shiftgit.ledger.budgets import gap_minutes
+
+    spent = ledger.spend
+    return Spend(tokens=spent.tokens + spec.tokens, cost=round(spent.cost + spec.cost, 6),
+                 minutes=round(spent.minutes + gap_minutes(ledger.updated_at, at), 3))
+
+
+def _next(previous: Checkpoint | None, spec: CheckpointInput) -> NextAction:
+    old = previous.next if previous else NextAction()
+    if spec.next_action is not None:
+        return NextAction(action=spec.next_action, done_when=spec.done_when)
+    if spec.done_when is not None:
+        return replace(old, done_when=spec.done_when)
+    return old
+
+
+def _carried_items(previous: Checkpoint | None, spec: CheckpointInput, seq: int) -> dict[str, Any]:
+    """Open items persist until resolved; a checkpoint adds to them and need not repeat them."""
+    resolved = set(spec.resolve)
+
+    def keep(old: Sequence[Item], new: Sequence[str], cap: int | None = None) -> tuple[Item, ...]:
+        items = [i for i in old if i.text not in resolved]
+        items += [Item(text=t, seq=seq) for t in new if t not in {i.text for i in items}]
+        return tuple(items[-cap:] if cap else items)
+
+    old_decisions = [d for d in (previous.decisions if previous else ()) if d.text not in resolved]
+    new_decisions = [_decision(text, seq) for text in spec.decisions]
+    return {
+        "done": keep(previous.done if previous else (), spec.done, DONE_CAP),
+        "doing": keep(previous.doing if previous else (), spec.doing),
+        "blocked": keep(previous.blocked if previous else (), spec.blocked),
+        "questions": keep(previous.questions if previous else (), spec.questions),
+        "decisions": tuple((old_decisions + new_decisions)[-DECISIONS_CAP:]),
+    }
+
+
+def _decision(text: str, seq: int) -> Decision:
+    """`--decision "keep the API -- callers depend on it"`: text, then the rationale after ' -- '."""
+    what, _, why = text.partition(" -- ")
+    return Decision(text=what.strip(), rationale=why.strip() or None, seq=seq)
+
+

@@ -1,0 +1,86 @@
+"""`check`: run a command as evidence and keep its real result on the run."""
+
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import BinaryIO
+
+from shiftgit.errors import UsageError
+from shiftgit.evidence import runner as evidence
+from shiftgit.evidence.outcomes import parse_outcome
+from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
+from shiftgit.ledger import trustdb as trust
+from shiftgit.ledger.model import (
+    Check,
+    Ledger,
+)
+from shiftgit.ledger.secrets import find_secrets, redact
+from shiftgit.ledger.store import Store
+from shiftgit.runs.contract import new_id, now_iso
+
+PENDING_CAP = 50
+
+# -- check ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CheckInput:
+    argv: tuple[str, ...]
+    name: str | None = None
+    cwd: str = "."
+    timeout: float | None = None
+    covers: tuple[str, ...] = ()
+    junit: str | None = None
+    env: tuple[str, ...] = ()
+
+
+def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = None) -> Check:
+    """Run a command and record its real result on the run (evidence)."""
+    store.read(run)  # a broken ledger is reported before anything runs
+    if not spec.argv:
+        raise UsageError("no command given; put it after `--`, e.g. `shiftgit check -- pytest -q`")
+    if find_secrets("\0".join(spec.argv)):
+        raise UsageError("the command line holds what looks like a secret; pass it through an environment "
+                         "variable and name it with --env NAME, so it never lands in git")
+    workdir = (store.repo.root / spec.cwd).resolve()
+    if not workdir.is_dir() or not workdir.is_relative_to(store.repo.root):
+        raise UsageError(f"--cwd {spec.cwd!r} is not a directory inside the repository")
+    content = store.repo.worktree_tree()
+    result = evidence.run(spec.argv, cwd=str(workdir), timeout=spec.timeout, echo=echo)
+    junit_xml = _read_junit(workdir, spec.junit)
+    outcome = parse_outcome(spec.argv, result.output, result.exit_code, junit_xml)
+    record = Check(
+        id=new_id("k"), name=spec.name or _default_name(spec.argv), argv=spec.argv,
+        cwd=str(workdir.relative_to(store.repo.root)) or ".", timeout=spec.timeout, env=spec.env,
+        started_at=now_iso(), duration_s=result.duration_s, exit_code=result.exit_code,
+        timed_out=result.timed_out, outcome=outcome.to_dict(), failing=outcome.failing,
+        output_tail=redact(result.tail), output_sha256=result.sha256, output_bytes=result.total_bytes,
+        content=content, covers=spec.covers, junit=spec.junit,
+    )
+
+    def add(ledger: Ledger) -> Ledger:
+        pending = (*ledger.pending_checks, record)[-PENDING_CAP:]
+        return replace(ledger, pending_checks=pending, updated_at=now_iso())
+
+    store.update(run, add)
+    trust.remember_quietly(store.repo, trust.command_of(record), record.started_at)  # ran here: trusted here
+    return record
+
+
+def _default_name(argv: Sequence[str]) -> str:
+    words = [os.path.basename(argv[0])] + [a for a in argv[1:] if not a.startswith("-")][:2]
+    return " ".join(words)[:60]
+
+
+def _read_junit(workdir: Path, junit: str | None) -> str | None:
+    if not junit:
+        return None
+    try:
+        return (workdir / junit).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+

@@ -1,0 +1,221 @@
+"""A run's contract and rules: start, constraints, amendments, stop, finish."""
+
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import secrets as _random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from shiftgit.errors import UsageError
+from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
+from shiftgit.ledger.model import (
+    FINISH_STATUSES,
+    STOP_REASONS,
+    Amendment,
+    Budgets,
+    Constraint,
+    Contract,
+    Ledger,
+    Receipt,
+    Stop,
+)
+from shiftgit.ledger.store import Store
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def new_id(prefix: str) -> str:
+    """Unique across machines: random, not a counter."""
+    return f"{prefix}-{_random.token_hex(6)}"
+
+
+# -- start ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ContractInput:
+    goal: str
+    stop_when: str
+    owner: str | None = None
+    minutes: float | None = None
+    tokens: int | None = None
+    cost: float | None = None
+    allow: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    artifacts: tuple[str, ...] = ()
+    accept: tuple[str, ...] = ()
+    scope: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+
+
+def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str]]:
+    """Write a new run's contract and make it active here. Returns the ledger and warnings."""
+    if not spec.goal.strip() or not spec.stop_when.strip():
+        raise UsageError("a run needs a goal and a stop condition: --goal TEXT --stop-when TEXT")
+    both = set(spec.allow) & set(spec.forbid)
+    if both:
+        raise UsageError(f"effect kind(s) both allowed and forbidden: {', '.join(sorted(both))}")
+    at = now_iso()
+    contract = Contract(goal=spec.goal, stop_when=spec.stop_when, owner=spec.owner,
+                        budgets=Budgets(minutes=spec.minutes, tokens=spec.tokens, cost=spec.cost),
+                        allow=spec.allow, forbid=spec.forbid, artifacts=spec.artifacts, accept=spec.accept,
+                        scope=spec.scope)
+    constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at) for t in spec.constraints if t.strip())
+    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints)
+    warnings = scope_overlaps(store, run, spec.scope)
+    store.create(ledger)
+    store.set_active(run)
+    return ledger, warnings
+
+
+def scope_overlaps(store: Store, run: str, scope: Sequence[str]) -> list[str]:
+    """Active runs (here, and in the other worktrees from their live ledgers) whose scope may overlap this one's.
+
+    No scope means the whole tree.
+    """
+    from shiftgit.git.worktrees import active_elsewhere
+
+    elsewhere = active_elsewhere(store.repo)
+    warnings = [f"scope overlaps run {a.run!r} active in worktree {a.worktree} ({', '.join(a.scope) or 'everything'})"
+                for a in elsewhere if a.run == run or _globs_overlap(scope, a.scope)]
+    for other in store.run_ids():
+        if other == run or other in {a.run for a in elsewhere}:
+            continue
+        try:
+            theirs = store.read(other)
+        except Exception:  # an unreadable neighbour is reported by its own commands
+            continue
+        if theirs.status == "active" and _globs_overlap(scope, theirs.contract.scope):
+            warnings.append(f"scope overlaps active run {other!r} ({', '.join(theirs.contract.scope) or 'everything'})")
+    return warnings
+
+
+def _globs_overlap(a: Sequence[str], b: Sequence[str]) -> bool:
+    if not a or not b:
+        return True
+    return any(fnmatch.fnmatch(x, y) or fnmatch.fnmatch(y, x) or _prefix(x) == _prefix(y) for x in a for y in b)
+
+
+def _prefix(glob: str) -> str:
+    return glob.split("*", 1)[0].split("?", 1)[0].rstrip("/")
+
+
+# -- constraints, amendments ----------------------------------------------------------------
+
+def add_constraint(store: Store, run: str, text: str) -> Constraint:
+    if not text.strip():
+        raise UsageError("a constraint needs text, e.g. `shiftgit constraint add \"no deploys on fridays\"`")
+    record = Constraint(id=new_id("c"), text=text, added_at=now_iso())
+    store.update(run, lambda ledger: replace(ledger, constraints=(*ledger.constraints, record),
+                                             updated_at=record.added_at))
+    return record
+
+
+def lift_constraint(store: Store, run: str, which: str, reason: str) -> Constraint:
+    if not reason.strip():
+        raise UsageError("lifting a constraint needs a reason: --reason TEXT")
+    lifted: list[Constraint] = []
+
+    def change(ledger: Ledger) -> Ledger:
+        matches = [c for c in ledger.constraints if c.status == "active" and which in (c.id, c.text)]
+        if not matches:
+            active = "; ".join(f"{c.id}: {c.text}" for c in ledger.active_constraints()) or "none"
+            raise UsageError(f"no active constraint {which!r} on run {run!r} (active: {active})")
+        target = matches[0]
+        at = now_iso()
+        new = replace(target, status="lifted", lifted_at=at, reason=reason)
+        lifted.append(new)
+        constraints = tuple(new if c is target else c for c in ledger.constraints)
+        return replace(ledger, constraints=constraints, updated_at=at)
+
+    store.update(run, change)
+    return lifted[0]
+
+
+AMENDABLE = {
+    "goal": "goal", "stop_when": "stop_when", "owner": "owner", "allow": "allow", "forbid": "forbid",
+    "artifacts": "artifacts", "accept": "accept", "scope": "scope",
+    "time_budget": "minutes", "token_budget": "tokens", "cost_budget": "cost",
+}
+
+
+def amend(store: Store, run: str, changes: Mapping[str, Any], reason: str) -> list[Amendment]:
+    """Change contract fields, each change recorded with the old value, the new one and the reason."""
+    if not reason.strip():
+        raise UsageError("an amendment needs a reason: --reason TEXT")
+    if not changes:
+        raise UsageError("nothing to amend; give at least one field, e.g. --goal TEXT")
+    made: list[Amendment] = []
+
+    def change(ledger: Ledger) -> Ledger:
+        contract = ledger.contract
+        at = now_iso()
+        for name, value in changes.items():
+            attr = AMENDABLE[name]
+            if attr in ("minutes", "tokens", "cost"):
+                old = getattr(contract.budgets, attr)
+                contract = replace(contract, budgets=replace(contract.budgets, **{attr: value}))
+            else:
+                old = getattr(contract, attr)
+                contract = replace(contract, **{attr: value})
+            made.append(Amendment(id=new_id("a"), at=at, field=attr, old=_plain(old), new=_plain(value),
+                                  reason=reason))
+        return replace(ledger, contract=contract, amendments=(*ledger.amendments, *made), updated_at=at)
+
+    store.update(run, change)
+    return made
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+# -- stop, finish ---------------------------------------------------------------------------
+
+def stop(store: Store, run: str, reason: str, detail: str | None) -> Stop:
+    if reason not in STOP_REASONS:
+        raise UsageError(f"unknown stop reason {reason!r}; use one of: {', '.join(STOP_REASONS)}")
+    record = Stop(reason=reason, detail=detail, at=now_iso())
+    store.update(run, lambda ledger: replace(ledger, stop=record, status="stopped", updated_at=record.at))
+    return record
+
+
+def finish(store: Store, run: str, status: str, reviewer_action: str | None,
+           assumptions: Sequence[str], known_failures: Sequence[str]) -> Receipt:
+    """Write the receipt: final status, artifacts, every check with its outcome; end the run."""
+    if status not in FINISH_STATUSES:
+        raise UsageError(f"unknown finish status {status!r}; use one of: {', '.join(FINISH_STATUSES)}")
+    made: list[Receipt] = []
+
+    def change(ledger: Ledger) -> Ledger:
+        at = now_iso()
+        checks = (*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks)
+        failing = [f"{c.name}: {', '.join(c.failing) or f'exit {c.exit_code}'}" for c in checks
+                   if c.exit_code != 0]
+        receipt = Receipt(
+            status=status, at=at, artifacts=_artifacts(store, ledger),
+            checks=tuple({"name": c.name, "argv": list(c.argv), "exit_code": c.exit_code,
+                          "failing": list(c.failing), "fresh": c.fresh} for c in checks),
+            known_failures=(*known_failures, *failing), assumptions=tuple(assumptions),
+            reviewer_action=reviewer_action,
+        )
+        made.append(receipt)
+        stop_record = ledger.stop if status != "completed" else Stop(reason="completed", at=at)
+        return replace(ledger, receipt=receipt, status=status, stop=stop_record, updated_at=at)
+
+    store.update(run, change)
+    if store.active_run({}) == run:
+        store.set_active(None)
+    return made[0]
+
+
+def _artifacts(store: Store, ledger: Ledger) -> tuple[str, ...]:
+    """Commits made since the run started (touching its ledger) on this branch, oldest first."""
+    path = store.rel(store.ledger_path(ledger.run))
+    out = store.repo.git("log", "--format=%H", "--reverse", "--", path, check=False)
+    return tuple(out.split())

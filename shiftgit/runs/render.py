@@ -1,0 +1,158 @@
+"""Reports and human text built from ledgers: status, show, validate."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from shiftgit.errors import LedgerError
+from shiftgit.ledger.model import Ledger
+from shiftgit.ledger.schema import check_version, schema_errors
+from shiftgit.ledger.store import Store
+
+
+def status_report(store: Store) -> dict[str, Any]:
+    runs = []
+    for run in store.run_ids():
+        ledger = store.read(run)
+        point = ledger.checkpoint
+        runs.append({
+            "id": ledger.run, "status": ledger.status, "goal": ledger.contract.goal,
+            "stop": ledger.stop.to_dict() if ledger.stop else None,
+            "checkpoint": point.seq if point else None, "step": point.step if point else None,
+            "next": point.next.action if point else None, "updated_at": ledger.updated_at,
+            "pending_checks": len(ledger.pending_checks),
+            **_attention(ledger),
+        })
+    return {"active": store.active_run(), "runs": runs}
+
+
+def status_text(report: dict[str, Any]) -> str:
+    if not report["runs"]:
+        return "no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`"
+    lines = []
+    for run in report["runs"]:
+        mark = "*" if run["id"] == report["active"] else " "
+        where = f"#{run['checkpoint']} {run['step'] or ''}".strip() if run["checkpoint"] else "no checkpoint"
+        stop = f" [stopped: {run['stop']['reason']}]" if run["stop"] else ""
+        lines.append(f"{mark} {run['id']:<20} {run['status']:<9} {where}{stop}")
+        if run["next"]:
+            lines.append(f"    next: {run['next']}")
+        lines += [f"    {line}" for line in _attention_lines(run)]
+    return "\n".join(lines)
+
+
+def _attention(ledger: Ledger) -> dict[str, Any]:
+    """Spend against budgets, and what waits for a human: unknown effects, pending approvals."""
+    from shiftgit.effects import approvals
+    from shiftgit.effects import runner as effects
+    from shiftgit.ledger import budgets
+
+    return {"spend": ledger.spend.to_dict(), "budgets": budgets.report(ledger)["budgets"],
+            "budget_exhausted": budgets.exhausted(ledger), "unknown_effects": effects.unknown(ledger),
+            "pending_approvals": approvals.pending(ledger)}
+
+
+def _attention_lines(run: dict[str, Any]) -> list[str]:
+    spend = run["spend"]
+    out = []
+    if run["budgets"] or any(spend.values()):
+        out.append(f"spent: {spend['tokens']} tokens, {spend['cost']:g} cost, {spend['minutes']:g} minutes"
+                   + (f" of {', '.join(f'{v:g} {k}' for k, v in sorted(run['budgets'].items()))}"
+                      if run["budgets"] else ""))
+    out += [f"BUDGET EXHAUSTED: {b}" for b in run["budget_exhausted"]]
+    out += [f"effect outcome unknown: {k} (shiftgit effect reconcile {k} --state ...)" for k in run["unknown_effects"]]
+    out += [f"approval pending: {k}" for k in run["pending_approvals"]]
+    return out
+
+
+def summary(ledger: Ledger) -> str:
+    point = ledger.checkpoint
+    lines = [f"run {ledger.run} ({ledger.status})", f"  goal: {ledger.contract.goal}",
+             f"  stop when: {ledger.contract.stop_when}"]
+    lines += [f"  constraint {c.id}: {c.text}" for c in ledger.active_constraints()]
+    if point:
+        lines.append(f"  checkpoint #{point.seq} on {(point.base or 'no commit')[:12]}: {point.step or ''}")
+        if point.next.action:
+            lines.append(f"  next: {point.next.action}" + (f" (done when {point.next.done_when})"
+                                                           if point.next.done_when else ""))
+        for check in point.checks:
+            lines.append(f"  check {check.name}: exit {check.exit_code}" + ("" if check.fresh else " (stale)"))
+    if ledger.pending_checks:
+        lines.append(f"  {len(ledger.pending_checks)} check(s) since the last checkpoint")
+    if ledger.stop:
+        lines.append(f"  stopped: {ledger.stop.reason} {ledger.stop.detail or ''}".rstrip())
+    lines += _effect_lines(ledger)
+    return "\n".join(lines)
+
+
+def _effect_lines(ledger: Ledger) -> list[str]:
+    from shiftgit.effects import approvals
+    from shiftgit.effects import runner as effects
+
+    out = [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
+    out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
+    out += [f"  {line}" for line in _attention_lines(_attention(ledger)) if not line.startswith("effect outcome")]
+    return out
+
+
+def markdown(ledger: Ledger) -> str:
+    c = ledger.contract
+    out = [f"# Run `{ledger.run}` — {ledger.status}", "", f"**Goal:** {c.goal}  ", f"**Stop when:** {c.stop_when}"]
+    if c.owner:
+        out.append(f"**Owner:** {c.owner}")
+    budgets = {k: v for k, v in c.budgets.to_dict().items() if v is not None}
+    if budgets:
+        out.append(f"**Budgets:** {', '.join(f'{k} {v}' for k, v in sorted(budgets.items()))}; spent "
+                   f"{ledger.spend.tokens} tokens, {ledger.spend.cost} cost, {ledger.spend.minutes} minutes")
+    for title, values in (("Scope", c.scope), ("Allowed effects", c.allow), ("Forbidden effects", c.forbid)):
+        if values:
+            out.append(f"**{title}:** {', '.join(values)}")
+    out += ["", "## Constraints", ""]
+    out += [f"- {'~~' + x.text + '~~ (lifted: ' + str(x.reason) + ')' if x.status == 'lifted' else x.text}"
+            f" `{x.id}`" for x in ledger.constraints] or ["- none"]
+    point = ledger.checkpoint
+    if point:
+        out += ["", f"## Checkpoint {point.seq}: {point.step or ''}", "",
+                f"- base `{point.base}` on {point.branch or 'detached HEAD'}, {point.at}"]
+        if point.next.action:
+            out.append(f"- next: {point.next.action}" + (f" — done when {point.next.done_when}"
+                                                          if point.next.done_when else ""))
+        for title, items in (("done", point.done), ("doing", point.doing), ("blocked", point.blocked),
+                             ("open question", point.questions)):
+            out += [f"- {title}: {i.text}" for i in items]
+        out += [f"- decision: {d.text}" + (f" — {d.rationale}" if d.rationale else "") for d in point.decisions]
+        out += [f"- changed: `{f.path}` ({f.status})" for f in point.files[:50]]
+        out += [f"- check `{k.name}`: `{' '.join(k.argv)}` → exit {k.exit_code}"
+                + (f", failing {', '.join(k.failing)}" if k.failing else "") + ("" if k.fresh else " (stale)")
+                for k in point.checks]
+    if ledger.history:
+        out += ["", "## Earlier checkpoints", ""]
+        out += [f"- {h.seq}: {h.step or ''}" for h in reversed(ledger.history[-20:])]
+    if ledger.receipt:
+        r = ledger.receipt
+        out += ["", f"## Receipt: {r.status}", "", f"- reviewer: {r.reviewer_action or '—'}"]
+        out += [f"- assumption: {a}" for a in r.assumptions] + [f"- known failure: {k}" for k in r.known_failures]
+    return "\n".join(out) + "\n"
+
+
+def validation_report(store: Store, runs: Sequence[str]) -> dict[str, Any]:
+    """Validate ledgers without raising: every file, every error with its JSON path."""
+    files = []
+    for run in runs or store.run_ids():
+        path = store.ledger_path(run)
+        rel = store.rel(path)
+        errors: list[str] = []
+        try:
+            document = json.loads(path.read_bytes())
+            check_version(document, rel)
+            errors = schema_errors(document)
+        except FileNotFoundError:
+            errors = [f"no such run {run!r}"]
+        except ValueError as exc:
+            errors = [f"corrupt JSON: {exc}"]
+        except LedgerError as exc:
+            errors = [str(exc)]
+        files.append({"path": rel, "run": run, "valid": not errors, "errors": errors})
+    return {"valid": all(f["valid"] for f in files), "files": files}
