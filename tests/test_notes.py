@@ -251,7 +251,7 @@ def test_hook_environment_does_not_redirect_writes(repo: Repo, tmp_path: Path,
 def test_from_a_real_post_commit_hook_in_worktrees(repo: Repo, tmp_path: Path) -> None:
     hook = repo.path / ".git" / "hooks" / "post-commit"
     hook.write_text(
-        f"#!/bin/sh\nexec {sys.executable} -c 'import subprocess; from shiftgit.notes import write_notes; "
+        f"#!/bin/sh\nexec {sys.executable} -c 'import subprocess; from shiftgit.git.notes import write_notes; "
         'h = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(); '
         'write_notes(".", {h: "hooked " + h})\'\n')
     hook.chmod(0o755)

@@ -12,7 +12,8 @@ from typing import Any
 
 from shiftgit.errors import ShiftError
 from shiftgit.git import handoff
-from shiftgit.git.notes import CatFile, note_blobs
+from shiftgit.git.notes import note_blobs
+from shiftgit.git.notestree import CatFile
 from shiftgit.git.view import ledger_path, parse_json
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shiftgit.errors import GitError, LedgerError, UsageError
-from shiftgit.git.notes import CatFile, parse_tree
+from shiftgit.git.notestree import CatFile, parse_tree
 
 RUNS = ".shift/runs"
 CONFIG = ".shift/config.json"

@@ -1,0 +1,323 @@
+"""The notes tree as git's plumbing sees it: fanout trees built here and sent as one pack, read
+with one `cat-file --batch`. Used by `notes` (reads, compare-and-swap writes) and the hook context;
+stdlib only (the commit path).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, NamedTuple
+
+from shiftgit.errors import GitError
+
+if TYPE_CHECKING:
+    import hashlib
+
+_TREE = "40000"
+_NOTE_MODE = "100644"
+_KINDS = {_TREE: "tree", "160000": "commit"}
+_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
+_BIG_BATCH = 100  # blobs: from here on, one pack by fast-import instead of loose objects
+_CHUNK = 100  # cat-file requests written before their answers are read: far below any pipe buffer
+_HEX = frozenset("0123456789abcdef")
+_REPO_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX",
+              "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+_FALLBACK_IDENT = {"GIT_COMMITTER_NAME": "shiftgit", "GIT_COMMITTER_EMAIL": "shiftgit@localhost",
+                   "GIT_AUTHOR_NAME": "shiftgit", "GIT_AUTHOR_EMAIL": "shiftgit@localhost"}
+_IDENT_ERRORS = ("tell me who you are", "unable to auto-detect", "empty ident")
+
+
+class Entry(NamedTuple):
+    """One tree entry: its mode as git stores it ("40000", "100644", ...) and its object id."""
+
+    mode: str
+    oid: str
+
+    @property
+    def kind(self) -> str:
+        return _KINDS.get(self.mode, "blob")
+
+
+Tree = dict[str, Entry]
+Obj = tuple[str, bytes]  # (kind, body) to write
+Made = tuple[str, bytes]  # (id, body) of a new tree
+
+
+# -- building and writing the new trees -------------------------------------------------------------
+
+def plan_trees(cat: CatFile, tree: str, root: Tree, wanted: Mapping[str, str | None], width: int) -> list[Made]:
+    """The new trees as (id, body), children first, root last; [] if the root tree would not change."""
+    flat = {name for name, entry in root.items() if entry.kind == "blob" and _is_id(name, width)}
+    touched = {c[:2] for c in wanted} | {name[:2] for name in flat}
+    expanded = {p: root[p] for p in touched if _is_fanout(p, root.get(p))}
+    notes, others = _expand(cat, expanded, width)
+    for name in flat:
+        notes.setdefault(name, root[name])
+    for commit, blob in wanted.items():
+        if blob is None:
+            notes.pop(commit, None)
+        else:
+            notes[commit] = Entry(_NOTE_MODE, blob)
+    paths = {name: entry for name, entry in root.items() if name not in flat and name not in expanded}
+    paths.update(others)
+    paths.update({f"{c[:2]}/{c[2:]}": entry for c, entry in notes.items()})
+    trees: list[Made] = []
+    new_root = _build(paths, width, trees)
+    return [] if new_root.oid == (tree or object_id("tree", b"", width)) else trees
+
+
+def _build(paths: Mapping[str, Entry], width: int, out: list[Made]) -> Entry:
+    """The tree holding `paths` ("dir/name" -> entry); appends each tree, children first, to `out`."""
+    here: Tree = {}
+    below: dict[str, dict[str, Entry]] = {}
+    for path, entry in paths.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            below.setdefault(head, {})[rest] = entry
+        else:
+            here[head] = entry
+    for name, sub in below.items():
+        here[name] = _build(sub, width, out)
+    body = _tree_body(here)
+    out.append((object_id("tree", body, width), body))
+    return Entry(_TREE, out[-1][0])
+
+
+def _tree_body(tree: Tree) -> bytes:
+    """A tree object's bytes: entries in git's order, where a subtree sorts as if named "name/"."""
+    def order(name: str) -> bytes:
+        return _raw(name) + (b"/" if tree[name].kind == "tree" else b"")
+
+    return b"".join(b"%s %s\0%s" % (tree[n].mode.encode(), _raw(n), bytes.fromhex(tree[n].oid))
+                    for n in sorted(tree, key=order))
+
+
+def unpack(cwd: str | Path, env: dict[str, str], objects: list[Obj], width: int) -> None:
+    """Write objects with one `git unpack-objects`, from a version-2 pack of whole objects."""
+    import zlib
+
+    parts = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
+    for kind, body in objects:
+        parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
+    pack = b"".join(parts)
+    argv = ["unpack-objects", "-q"]
+    checked(argv, run_git(cwd, env, argv, pack + _hash(width)(pack).digest()))
+
+
+def _pack_header(code: int, size: int) -> bytes:
+    out = bytearray()
+    byte, size = code << 4 | size & 0x0F, size >> 4
+    while size:
+        out.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    out.append(byte)
+    return bytes(out)
+
+
+def store_big_batch(cwd: str | Path, env: dict[str, str], blobs: list[bytes]) -> list[bytes]:
+    """Store a big batch of blobs as one pack (one `git fast-import`); returns the blobs still to write."""
+    if len(blobs) < _BIG_BATCH:
+        return blobs
+    argv = ["fast-import", "--quiet"]
+    checked(argv, run_git(cwd, env, argv, b"".join(b"blob\ndata %d\n%s\n" % (len(b), b) for b in blobs)))
+    return []
+
+
+def object_id(kind: str, body: bytes, width: int) -> str:
+    return _hash(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+
+
+def _hash(width: int) -> Callable[[bytes], hashlib._Hash]:
+    import hashlib
+
+    return hashlib.sha1 if width == 40 else hashlib.sha256
+
+
+# -- reading trees ----------------------------------------------------------------------------------
+
+def read_root(cat: CatFile, ref: str) -> tuple[str | None, str, Tree]:
+    """The ref's tip commit id (None if absent), its root tree id ("" if absent) and entries."""
+    got = cat.get([ref])[0]
+    if got is None:
+        return None, "", {}
+    oid, kind, data = got
+    if kind != "commit":
+        raise GitError(["cat-file", ref], f"{ref} points to a {kind}, not a notes commit")
+    tree = data.split(b"\n", 1)[0].split(b" ")[1].decode()
+    return oid, tree, _parse_tree(_bodies(cat, [tree])[0], len(oid) // 2)
+
+
+def notes_under(cat: CatFile, root: Tree, width: int, prefixes: set[str] | None) -> dict[str, Entry]:
+    """commit -> note entry for notes in root (flat) and below the given 2-hex prefixes (None: all)."""
+    subtrees = {p: e for p, e in root.items() if _is_fanout(p, e) and (prefixes is None or p in prefixes)}
+    notes = _expand(cat, subtrees, width)[0]
+    for name, entry in root.items():
+        if entry.kind == "blob" and _is_id(name, width):
+            notes.setdefault(name, entry)
+    return notes
+
+
+def _expand(cat: CatFile, subtrees: Mapping[str, Entry], width: int) -> tuple[dict[str, Entry], Tree]:
+    """Notes (commit -> entry) and other entries (path -> entry) below fanout subtrees, shallowest first."""
+    notes: dict[str, Entry] = {}
+    others: Tree = {}
+    pending = dict(subtrees)
+    while pending:
+        level = list(pending.items())
+        pending = {}
+        for (path, _), body in zip(level, _bodies(cat, [e.oid for _, e in level]), strict=True):
+            for name, entry in _parse_tree(body, width // 2).items():
+                full = f"{path}/{name}"
+                hexed = full.replace("/", "")
+                if _is_fanout(name, entry) and len(hexed) < width:
+                    pending[full] = entry
+                elif entry.kind == "blob" and _is_id(hexed, width):
+                    notes.setdefault(hexed, entry)
+                else:
+                    others[full] = entry
+    return notes, others
+
+
+def _parse_tree(data: bytes, raw_len: int) -> Tree:
+    tree: Tree = {}
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        name = data[space + 1:nul].decode("utf-8", "surrogateescape")
+        tree[name] = Entry(data[pos:space].decode(), data[nul + 1:nul + 1 + raw_len].hex())
+        pos = nul + 1 + raw_len
+    return tree
+
+
+def _bodies(cat: CatFile, oids: list[str]) -> list[bytes]:
+    bodies = []
+    for oid, got in zip(oids, cat.get(oids), strict=True):
+        if got is None:
+            raise GitError(list(cat.argv), f"object {oid} is missing")
+        bodies.append(got[2])
+    return bodies
+
+
+class CatFile:
+    """One `git cat-file --batch`, asked in rounds: each answer is (id, type, data), or None if missing."""
+
+    argv = ("cat-file", "--batch")
+
+    def __init__(self, cwd: str | Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(["git", *self.argv], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def __enter__(self) -> CatFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            _close(stream)
+        if self.proc.wait() != 0 and exc[0] is None:
+            raise GitError(list(self.argv), f"exit status {self.proc.returncode}")
+
+    def get(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        answers: list[tuple[str, str, bytes] | None] = []
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        for start in range(0, len(names), _CHUNK):
+            chunk = names[start:start + _CHUNK]
+            stdin.write("".join(f"{name}\n" for name in chunk).encode())
+            stdin.flush()
+            answers.extend(self._answer(stdout) for _ in chunk)
+        return answers
+
+    def _answer(self, stdout: IO[bytes]) -> tuple[str, str, bytes] | None:
+        header = stdout.readline().split()
+        if len(header) != 3:
+            if header[-1:] in ([b"missing"], [b"ambiguous"]):
+                return None
+            assert self.proc.stderr is not None
+            raise GitError(list(self.argv), self.proc.stderr.read().decode("utf-8", "replace"))
+        data = stdout.read(int(header[2]) + 1)[:-1]
+        return header[0].decode(), header[1].decode(), data
+
+
+# -- small helpers ----------------------------------------------------------------------------------
+
+def git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_VARS}
+    env["LC_ALL"] = "C"
+    return env
+
+
+def with_fallback_ident(env: Mapping[str, str]) -> dict[str, str]:
+    return {**env, **{k: v for k, v in _FALLBACK_IDENT.items() if not env.get(k)}}
+
+
+def is_ident_error(stderr: bytes) -> bool:
+    text = stderr.decode("utf-8", "replace").lower()
+    return any(marker in text for marker in _IDENT_ERRORS)
+
+
+def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str],
+         data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *argv], cwd=cwd, env=env, input=data, capture_output=True)
+
+
+def checked(argv: list[str], proc: subprocess.CompletedProcess[bytes]) -> str:
+    if proc.returncode != 0:
+        raise GitError(argv, proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout.decode()
+
+
+def _close(stream: IO[bytes] | None) -> None:
+    if stream is not None:
+        try:
+            stream.close()
+        except BrokenPipeError:
+            pass
+
+
+def commit_ids(commits: Iterable[str]) -> list[str]:
+    ids = [c.lower() for c in commits]
+    bad = [c for c in ids if len(c) not in (40, 64) or not _HEX.issuperset(c)]
+    if bad or len({len(c) for c in ids}) > 1:
+        raise ValueError(f"full commit ids expected, all of one length: {(bad or ids)[:3]}")
+    return ids
+
+
+def full_ref(ref: str) -> str:
+    if not ref.startswith("refs/"):
+        raise ValueError(f"a full ref name is expected, like 'refs/notes/shift': {ref!r}")
+    return ref
+
+
+def _is_id(name: str, width: int) -> bool:
+    return len(name) == width and _HEX.issuperset(name)
+
+
+def _is_fanout(name: str, entry: Entry | None) -> bool:
+    return entry is not None and entry.kind == "tree" and len(name) == 2 and _HEX.issuperset(name)
+
+
+def id_width(tip: str | None) -> int:
+    return len(tip) if tip else 40
+
+
+def _raw(name: str) -> bytes:
+    return name.encode("utf-8", "surrogateescape")
+
+
+def note_text(commit: str, blob: tuple[str, str, bytes] | None) -> str:
+    if blob is None:
+        raise GitError(["cat-file", "--batch"], f"the note blob of {commit} is missing")
+    return blob[2].decode("utf-8", "replace")
+
+
+# -- shared with the other hot path, the git hooks (shiftgit.gitview) -------------------------------
+
+
+
+def parse_tree(data: bytes, width: int) -> dict[str, Entry]:
+    """A tree object's entries (name -> Entry) in a repository of `width`-hex ids."""
+    return _parse_tree(data, width // 2)
