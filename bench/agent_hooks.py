@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -20,18 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SG = [sys.executable, "-m", "shiftgit"]
-
-
-def isolate(home: Path) -> dict[str, str]:
-    (home / "gitconfig").write_text("")
-    env = dict(os.environ, HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / "gitconfig"),
-               GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="Bench",
-               GIT_COMMITTER_EMAIL="bench@example.com", PYTHONPATH=str(ROOT))
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "SHIFT_RUN"):
-        env.pop(var, None)
-    return env
+from _common import SG, isolate
 
 
 def run(argv: list[str], repo: Path, env: dict[str, str], data: str | None = None) -> str:

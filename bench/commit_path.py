@@ -26,32 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, SG, compile_bytecode, isolate
 
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
-SG = [sys.executable, "-m", "shiftgit"]
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-
-
-def isolate(home: Path) -> None:
-    (home / "gitconfig").write_text("")
-    os.environ.update({"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-                       "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-                       "XDG_CACHE_HOME": str(home / "cache"), "PYTHONPATH": str(ROOT),
-                       "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-                       "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NOTES_REF", "SHIFT_RUN", "SHIFT_SKIP",
-                "PYTHONDONTWRITEBYTECODE"):
-        os.environ.pop(var, None)
-    # bytecode as an installed package has it (pip compiles on install); __pycache__/ is git-ignored
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "shiftgit")], check=True)
-    bin_dir = home / "bin"  # `shiftgit` on PATH for the pre-commit framework's `language: system` hooks
-    bin_dir.mkdir()
-    (bin_dir / "shiftgit").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m shiftgit "$@"\n')
-    (bin_dir / "shiftgit").chmod(0o755)
-    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
 
 
 def run(cwd: Path, *argv: str, data: str | None = None, env: dict[str, str] | None = None) -> str:
@@ -144,8 +123,13 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
         base = Path(tmp)
-        (base / "home").mkdir()
         isolate(base / "home")
+        compile_bytecode()
+        bin_dir = base / "home" / "bin"  # `shiftgit` on PATH for the pre-commit framework's `language: system` hooks
+        bin_dir.mkdir()
+        (bin_dir / "shiftgit").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m shiftgit "$@"\n')
+        (bin_dir / "shiftgit").chmod(0o755)
+        os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
         scenarios = {"10 notes, 1 run": (10, 1, "git"), f"{args.notes} notes, 1 run": (args.notes, 1, "git"),
                      f"10 notes, {args.runs} runs": (10, args.runs, "git"),
                      "pre-commit framework, 10 notes, 1 run": (10, 1, "pre-commit")}

@@ -24,26 +24,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import SG, isolate
 
 from shiftgit import procs  # noqa: E402
 from shiftgit.effects import runner as effects  # noqa: E402
 from shiftgit.evidence import runner as evidence  # noqa: E402
 from shiftgit.ledger.store import Store  # noqa: E402
 from shiftgit.runs import contract  # noqa: E402
-
-SG = [sys.executable, "-m", "shiftgit"]
-
-
-def isolate(home: Path) -> None:
-    (home / "gitconfig").write_text("")
-    os.environ.update({"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-                       "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-                       "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
-                       "PYTHONPATH": str(ROOT)})
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "SHIFT_RUN", "SHIFTGIT_TEST_PAUSE"):
-        os.environ.pop(var, None)
 
 
 def median_ms(fn: Callable[[int], object], repeat: int) -> float:

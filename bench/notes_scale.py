@@ -14,25 +14,15 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import isolate
 
 from shiftgit.git.notes import note_blobs, read_note, read_notes, write_notes  # noqa: E402
-
-
-def isolate(home: Path) -> None:
-    (home / "gitconfig").write_text("")
-    os.environ.update({"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / "gitconfig")})
-    os.environ.update({"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-                       "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NOTES_REF"):
-        os.environ.pop(var, None)
 
 
 def git(repo: Path, *args: str, data: str | None = None) -> str:

@@ -8,7 +8,6 @@ briefing's length. Medians of 5 runs.
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SG = [sys.executable, "-m", "shiftgit"]
+from _common import SG, isolate, scale
 
 
 def sh(cwd: Path, *argv: str, ok: tuple[int, ...] = (0,)) -> str:
@@ -39,7 +38,7 @@ def timed(cwd: Path, *argv: str, ok: tuple[int, ...] = (0,), before: list[str] |
 
 def build(root: Path, checkpoints: int) -> None:
     from shiftgit.ledger.store import Store
-    from shiftgit.runs import checkpoints
+    from shiftgit.runs import checkpoints as cp
 
     sh(root, "git", "init", "-q", "-b", "main")
     (root / "app.py").write_text("x = 1\n")
@@ -52,19 +51,17 @@ def build(root: Path, checkpoints: int) -> None:
     store = Store.open(root)
     for i in range(checkpoints):
         (root / "app.py").write_text(f"x = {i}\n")
-        checkpoints.checkpoint(store, "bench", checkpoints.CheckpointInput(step=f"step {i} " + "s" * 300, note="n" * 300,
-                                                             done=(f"item {i}",), decisions=(f"decision {i}",)))
+        spec = cp.CheckpointInput(step=f"step {i} " + "s" * 300, note="n" * 300, done=(f"item {i}",),
+                                  decisions=(f"decision {i}",))
+        cp.checkpoint(store, "bench", spec)
     sh(root, "git", "add", "-A")
     sh(root, "git", "commit", "-q", "-m", "work")
 
 
 def main() -> None:
     checkpoints = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    os.environ.setdefault("GIT_AUTHOR_NAME", "bench")
-    os.environ.setdefault("GIT_AUTHOR_EMAIL", "bench@example.invalid")
-    os.environ.setdefault("GIT_COMMITTER_NAME", "bench")
-    os.environ.setdefault("GIT_COMMITTER_EMAIL", "bench@example.invalid")
     with tempfile.TemporaryDirectory() as tmp:
+        isolate(Path(tmp) / "home")
         root = Path(tmp) / "work"
         root.mkdir()
         build(root, checkpoints)
@@ -80,6 +77,7 @@ def main() -> None:
         print(f"verify (1 trivial check)  {timed(root, *SG, 'verify'):.3f} s")
         edit = [sys.executable, "-c", "open('app.py', 'a').write('# edit\\n')"]
         print(f"rollback --yes (1 file)   {timed(root, *SG, 'rollback', '--yes', before=edit):.3f} s")
+        print(scale())
 
 
 if __name__ == "__main__":

@@ -14,31 +14,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import SG, isolate
 
 from shiftgit.git.notes import write_notes  # noqa: E402
-
-SG = [sys.executable, "-m", "shiftgit"]
-
-
-def isolate(home: Path) -> None:
-    (home / "gitconfig").write_text("")
-    os.environ.update({"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-                       "PYTHONPATH": str(ROOT)})
-    os.environ.update({"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-                       "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NOTES_REF", "SHIFT_RUN"):
-        os.environ.pop(var, None)
 
 
 def run(cwd: Path, *argv: str) -> str:

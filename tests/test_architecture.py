@@ -53,8 +53,9 @@ def imports(path: Path, module: str) -> Iterator[str]:
             yield from (alias.name for alias in node.names if alias.name.startswith("shiftgit"))
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            if node.level:  # relative: from the package, up level - 1 packages
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
             if not base.startswith("shiftgit"):
                 continue
             for alias in node.names:

@@ -16,6 +16,7 @@ from verify_helpers import clone, commit_without_handoff, edit_ledger, exit_with
 
 from shiftgit.effects.liveness import is_alive, pid_alive, process_state
 from shiftgit.ledger.store import Store
+from shiftgit.runs import checkpoints as cp
 from shiftgit.runs import contract
 
 KEYS = ("run", "decision", "reasons", "briefing", "changes", "effects", "services", "failing_checks")
@@ -210,7 +211,7 @@ def _long_run(path: Path, checkpoints: int, constraints: list[str]) -> None:
         if i % max(checkpoints // len(constraints), 1) == 0 and constraints:
             contract.add_constraint(store, "demo", constraints.pop(0))
         (path / "calc.py").write_text(CALC + f"\n# step {i}\n")
-        checkpoints.checkpoint(store, "demo", checkpoints.CheckpointInput(
+        cp.checkpoint(store, "demo", cp.CheckpointInput(
             step=f"step {i}: " + "x" * 300, note="y" * 400, done=(f"item {i} " + "d" * 150,),
             decisions=(f"decision {i} " + "z" * 200 + " -- because " + "w" * 100,),
             questions=(f"question {i} " + "q" * 120,), blocked=(f"blocked {i} " + "b" * 120,)))

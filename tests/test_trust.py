@@ -12,7 +12,7 @@ import pytest
 from conftest import Repo
 from verify_helpers import clone, edit_ledger, record_check, script
 
-from shiftgit.recovery.trust import command_digest
+from shiftgit.ledger.trustdb import command_digest
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,64 @@
+"""What every bench shares: an isolated HOME and git config, the command under test, and the scale.
+
+Each bench runs shiftgit from this checkout (PYTHONPATH), never the machine's git config or
+identity, and reports Python's start-up time and the load average beside its figures.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SG = [sys.executable, "-m", "shiftgit"]
+IDENTITY = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NOTES_REF", "GIT_COMMITTER_DATE", "GIT_AUTHOR_DATE",
+           "SHIFT_RUN", "SHIFT_SKIP", "SHIFTGIT_TEST_PAUSE", "PYTHONDONTWRITEBYTECODE")
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def isolate(home: Path) -> dict[str, str]:
+    """Point this process and its children at an empty HOME and git config; returns the environment."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "gitconfig").write_text("")
+    os.environ.update({"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
+                       "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
+                       "XDG_CACHE_HOME": str(home / "cache"), "PYTHONPATH": str(ROOT), **IDENTITY})
+    for var in DROPPED:
+        os.environ.pop(var, None)
+    if "pygit2" in sys.modules:  # libgit2 read HOME at import and ignores GIT_CONFIG_GLOBAL
+        empty = home / "empty"
+        empty.mkdir(exist_ok=True)
+        settings = sys.modules["pygit2"].settings
+        for level in (settings.search_path.GIT_CONFIG_LEVEL_GLOBAL, settings.search_path.GIT_CONFIG_LEVEL_XDG,
+                      settings.search_path.GIT_CONFIG_LEVEL_SYSTEM):
+            settings.search_path[level] = str(empty)
+    return dict(os.environ)
+
+
+def compile_bytecode() -> None:
+    """Bytecode as an installed package has it (pip compiles on install); __pycache__/ is git-ignored."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "shiftgit")], check=True)
+
+
+def startup_ms(rounds: int = 15) -> float:
+    """The median wall time of `python -c pass`: the unit the figures are given in."""
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def scale() -> str:
+    """One line for the report: Python's start-up and the load average while the bench ran."""
+    one, five, _ = os.getloadavg()
+    return f"python -c pass {startup_ms():.1f} ms, load {one:.1f} (5-min {five:.1f}), {os.cpu_count()} cores"
