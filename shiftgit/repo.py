@@ -89,9 +89,7 @@ class Repo:
         Built in a private copy of the index: HEAD, the real index and the files stay untouched.
         """
         tmp = self.private(f"index.{os.getpid()}.tmp")
-        real = Path(self.git("rev-parse", "--git-path", "index").strip())
-        if not real.is_absolute():
-            real = self.root / real
+        real = self.index_path()
         try:
             if real.exists():
                 shutil.copy2(real, tmp)  # keeps the mtime: git's racy-clean check then sees same-second edits
@@ -101,6 +99,13 @@ class Repo:
             return self.git("write-tree", env=env).strip()
         finally:
             tmp.unlink(missing_ok=True)
+
+    def index_path(self) -> Path:
+        """This worktree's index: `<git-dir>/index`, unless GIT_INDEX_FILE names another (then git says)."""
+        if not os.environ.get("GIT_INDEX_FILE"):
+            return self.git_dir / "index"
+        real = Path(self.git("rev-parse", "--git-path", "index").strip())
+        return real if real.is_absolute() else self.root / real
 
     def diff_trees(self, old: str | None, new: str) -> list[FileEntry]:
         """Files that differ between two trees (or commits), with the new blob ids."""

@@ -9,14 +9,40 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from shiftgit.ledger.model import Checkpoint
 from shiftgit.repo import EMPTY_TREE, SHIFT_DIR, FileEntry, Repo, clean_env
 
 ZERO = "0" * 40
 PATHSPEC_CAP = 500
+
+
+class RecordedFile(Protocol):
+    """A changed file as a checkpoint records it (the model's FileChange, or its JSON read as such)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+
+
+class Checkpoint(Protocol):
+    """What these helpers read of a checkpoint: the model's Checkpoint, or a view of its JSON
+    (the agent hooks read ledgers without building the model)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def base(self) -> str | None: ...
+    @property
+    def tree(self) -> str | None: ...
+    @property
+    def files(self) -> Sequence[RecordedFile]: ...
 
 
 @dataclass(frozen=True)
@@ -140,12 +166,14 @@ def committed_checkpoint_id(repo: Repo, commit: str, rel_path: str) -> str | Non
     return value if isinstance(value, str) else None
 
 
-def head_state(repo: Repo, point: Checkpoint, rel_path: str) -> HeadState:
+def head_state(repo: Repo, point: Checkpoint, rel_path: str, head: str | None = None) -> HeadState:
     """HEAD is the checkpoint's base, or HEAD's parent is the base and HEAD's ledger carries the checkpoint.
 
     The commit carrying the checkpoint (made from it, amended or not) is never counted as drift.
     """
-    head, base = repo.head(), point.base
+    head, base = head or repo.head(), point.base
+    if head is not None and head == base:  # the common case: no commit since the checkpoint, no git call
+        return HeadState(True, head, base, None, ())
     pairs = _commits_between(repo, base, head)
     carrier = next((c for c, parent in pairs
                     if parent == base and committed_checkpoint_id(repo, c, rel_path) == point.id), None)

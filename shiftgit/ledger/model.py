@@ -7,12 +7,13 @@ shiftgit (same schema version) round-trips without losing data.
 from __future__ import annotations
 
 import dataclasses
-import json
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from shiftgit.ledger.canonical import canonical_bytes as canonical_bytes  # defined there: no model needed
 
 SCHEMA_VERSION = 1
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
@@ -147,6 +148,7 @@ class Check(Record):
     covers: tuple[str, ...] = ()
     junit: str | None = None
     fresh: bool | None = None
+    output_blob: str | None = None  # `check --keep-output`: the redacted output, kept on refs/shift/outputs/<run>
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,6 +206,12 @@ class Checkpoint(Record):
     questions: tuple[Item, ...] = ()
     note: str | None = None
     spend: Spend = field(default_factory=Spend)
+    # recorded by an agent hook (pre-compact, session-end), not by a command: it does not count as the
+    # agent's own record for the end-of-turn hold; `unrecorded`: the paths changed since the last
+    # checkpoint a command recorded
+    auto: str | None = None
+    unrecorded: tuple[str, ...] = ()
+    session: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,11 +313,6 @@ class Ledger(Record):
 
     def approval(self, key: str) -> Approval | None:
         return next((a for a in self.approvals if a.key == key), None)
-
-
-def canonical_bytes(document: Mapping[str, Any]) -> bytes:
-    """Sorted keys, two-space indent, UTF-8, trailing newline: same content, same blob."""
-    return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def dumps(ledger: Ledger) -> bytes:

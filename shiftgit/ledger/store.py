@@ -1,4 +1,9 @@
-"""The `.shift/` store: atomic reads and writes, per-run locks, the active-run pointer."""
+"""The `.shift/` store: atomic reads and writes, per-run locks, the active-run pointer.
+
+The data model and the schema are imported where they are used, not here: an agent hook that only
+needs a ledger's JSON (`document`) never builds the model's classes, and bytes shiftgit already
+validated (`validated`) are never schema-checked again.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,15 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import validated
-from shiftgit.ledger.model import RUN_ID_PATTERN, Ledger, canonical_bytes
-from shiftgit.ledger.schema import check_version, parse_ledger, schema_errors
+from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes
 from shiftgit.repo import SHIFT_DIR, Repo
+
+if TYPE_CHECKING:
+    from shiftgit.ledger.model import Ledger
 
 CONFIG_VERSION = 1
 DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
@@ -88,6 +95,8 @@ class Store:
 
     # -- config ----------------------------------------------------------------------------
     def read_config(self) -> dict[str, Any]:
+        from shiftgit.ledger.schema import check_version, schema_errors
+
         path = self.root / "config.json"
         try:
             document = json.loads(path.read_bytes())
@@ -123,17 +132,49 @@ class Store:
         return self.ledger_path(run).exists()
 
     def read(self, run: str) -> Ledger:
-        path = self.ledger_path(run)
+        """The run's ledger as the model; schema-checked unless shiftgit already validated these bytes."""
+        from shiftgit.ledger.model import Ledger
+
+        data = self._bytes(run)
+        document = self._known(data)
+        return Ledger.from_dict(document) if document is not None else self._checked(run, data)
+
+    def document(self, run: str) -> dict[str, Any]:
+        """The run's ledger as JSON, without building the model (the agent hooks' hot path)."""
+        data = self._bytes(run)
+        document = self._known(data)
+        return document if document is not None else self._checked(run, data).to_dict()
+
+    def _bytes(self, run: str) -> bytes:
         try:
-            data = path.read_bytes()
+            return self.ledger_path(run).read_bytes()
         except FileNotFoundError:
             known = ", ".join(self.run_ids()) or "none yet"
             raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
                              f"`shiftgit start {run} --goal ... --stop-when ...`") from None
-        return parse_ledger(data, self.rel(path))
+
+    def _known(self, data: bytes) -> dict[str, Any] | None:
+        """The JSON of bytes shiftgit already validated (current schema only); None when they need a check."""
+        if not validated.is_known(self.repo.git_dir, data):
+            return None
+        try:
+            document = json.loads(data)
+        except ValueError:
+            return None
+        return document if isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION else None
+
+    def _checked(self, run: str, data: bytes) -> Ledger:
+        """Full check (JSON, version, schema); valid current-version bytes are remembered as validated."""
+        from shiftgit.ledger.schema import parse_ledger
+
+        ledger = parse_ledger(data, self.rel(self.ledger_path(run)))
+        if ledger.schema_version == SCHEMA_VERSION:
+            validated.record(self.repo.git_dir, [data])
+        return ledger
 
     def write(self, ledger: Ledger) -> None:
         """Validate, redact secrets from every string, write atomically."""
+        from shiftgit.ledger.schema import schema_errors
         from shiftgit.ledger.secrets import redact_obj
 
         document = redact_obj(ledger.to_dict())
@@ -147,6 +188,26 @@ class Store:
         data = canonical_bytes(document)
         write_atomic(path, data)
         validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
+
+    def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.
+
+        For small changes shiftgit builds itself from checked values (the agent hooks' `sessions` list):
+        the bytes read were validated and the change keeps the schema (the tests validate every such
+        write), so the result is recorded as validated. `change` returns the new document, or None to
+        write nothing. Redacting what it adds is the caller's job; `updated_at` and spend stay as they
+        are (no work time accrues here, the next full write counts it).
+        """
+        with self.lock(run):
+            changed = change(self.document(run))
+            if changed is None:
+                return None
+            path = self.ledger_path(run)
+            _remove_stale_temps(path.parent)
+            data = canonical_bytes(changed)
+            write_atomic(path, data)
+            validated.record(self.repo.git_dir, [data])
+            return changed
 
     def create(self, ledger: Ledger) -> None:
         with self.lock(ledger.run):

@@ -1,10 +1,12 @@
 """The ledgers shiftgit already schema-checked, by git blob id: the commit gate skips them.
 
-Every ledger shiftgit writes is validated first, so its bytes are known good. Their blob ids (the
-id `git add` will give them, sha1 and sha256) are appended to `<git-dir>/shift/validated`; the
-gate runs jsonschema (a 60 ms import) only on a staged ledger whose blob is not listed. The file
-is private to the worktree, never committed, and bounded: past MAX_BYTES it keeps the newest KEEP
-lines. A lost line (a concurrent trim) only costs one more validation later.
+Every ledger shiftgit writes is validated first (or, `Store.patch`, derived from validated bytes by a
+change that keeps the schema), and every ledger file it reads is validated once, so those bytes are
+known good. Their blob ids (the id `git add` will give them, sha1 and sha256) are appended to
+`<git-dir>/shift/validated`; the gate, `Store.read` and `Store.document` run jsonschema (a 60 ms
+import) only on bytes whose blob is not listed. The file is private to the worktree, never committed,
+and bounded: past MAX_BYTES it keeps the newest KEEP lines. A lost line (a concurrent trim) only costs
+one more validation later.
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ def _trim(target: Path) -> None:
     tmp = target.with_name(f".{NAME}.{os.getpid()}.tmp")
     tmp.write_bytes(b"".join(kept))
     os.replace(tmp, target)
+
+
+def is_known(git_dir: str | Path, data: bytes) -> bool:
+    """Whether these exact bytes were validated (or written) by shiftgit in this worktree."""
+    return blob_ids(data)[0] in known(git_dir)
 
 
 def known(git_dir: str | Path) -> set[str]:
