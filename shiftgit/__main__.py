@@ -1,6 +1,6 @@
 """`python -m shiftgit` and the `shiftgit` console script.
 
-Git hooks take a fast path that never imports click, jsonschema or pygit2.
+Git and agent hooks take a fast path that never imports click, jsonschema or pygit2.
 """
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) >= 2 and args[0] == "hook":
         from shiftgit.agents.events import AGENTS
+
+        if args[1] in AGENTS:
+            from shiftgit.agents.hooks import main as agent_hook
+
+            return agent_hook(args[1], args[2:])
         from shiftgit.git.context import GIT_HOOKS
 
         if args[1] in GIT_HOOKS:
             from shiftgit.git.hooks import run_hook
 
             return run_hook(args[1], args[2:])
-        if args[1] in AGENTS:
-            from shiftgit.agents.hooks import main as agent_hook
-
-            return agent_hook(args[1], args[2:])
     from shiftgit.cli.main import cli
 
     return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0

@@ -146,7 +146,34 @@ def test_pre_compact_records_a_checkpoint_only_when_something_changed(fresh: Rep
     assert fresh.git("show", "refs/shift/snapshots/demo:calc.py") == "def sub(a, b):\n    return a - b\n"
     point = fresh.ledger("demo")["checkpoint"]
     assert point["seq"] == 2 and point["note"] == "auto: pre-compact (session s-1)"
+    assert point["auto"] == "pre-compact" and point["unrecorded"] == ["calc.py"] and point["session"] == "s-1"
     assert point["next"]["action"] == "fix sub()"  # carried, not invented
+    assert point["step"] is None
+
+
+def test_an_automatic_checkpoint_does_not_hide_an_edit_from_the_end_of_turn_hold(fresh: Repo) -> None:
+    """Claude and Codex compact mid-turn: the pre-compact checkpoint keeps the edit, the agent still records it."""
+    stop = payload(fresh, "Stop", stop_hook_active=False)
+    fresh.write("calc.py", "def sub(a, b):\n    return a - b\n")
+    assert hook(fresh, "codex", "pre-compact", payload(fresh, "PreCompact", trigger="auto")).returncode == 0
+    fresh.write("notes.txt", "more\n")
+    assert hook(fresh, "codex", "pre-compact", payload(fresh, "PreCompact", trigger="auto")).returncode == 0
+    assert fresh.ledger("demo")["checkpoint"]["unrecorded"] == ["calc.py", "notes.txt"]  # both autos, merged
+    held = json.loads(hook(fresh, "codex", "stop", stop).stdout)
+    assert held["decision"] == "block"
+    assert "is stale" in held["reason"] and "calc.py, notes.txt" in held["reason"]
+    assert "shiftgit checkpoint --step" in held["reason"] and "at pre-compact" in held["reason"]
+    assert '"block"' not in hook(fresh, "codex", "stop", stop).stdout  # once
+    fresh.ok("checkpoint", "--step", "fixed sub", "--next", "commit")
+    assert hook(fresh, "codex", "stop", stop).stdout == ""
+    assert fresh.ledger("demo")["checkpoint"]["auto"] is None
+
+
+def test_a_checkpoint_with_only_new_evidence_after_the_agents_own_asks_for_nothing(fresh: Repo) -> None:
+    assert fresh.sg("check", "--name", "again", "--", *FAIL).returncode == 1
+    assert hook(fresh, "claude", "pre-compact", payload(fresh, "PreCompact", trigger="auto")).returncode == 0
+    point = fresh.ledger("demo")["checkpoint"]
+    assert point["auto"] == "pre-compact" and point["unrecorded"] == []
     assert hook(fresh, "claude", "stop", payload(fresh, "Stop", stop_hook_active=False)).stdout == ""
 
 

@@ -43,13 +43,43 @@ def test_codex_and_gemini_configs_in_their_own_formats(repo: Repo) -> None:
     repo.ok("init", "--hooks", "none", "--agent", "codex", "--agent", "gemini")
     codex = json.loads(repo.read(".codex/hooks.json"))
     assert "$schema" not in codex and set(codex) == {"hooks"}
-    assert set(codex["hooks"]) == {"SessionStart", "Stop"}
-    assert sorted(commands(codex)) == ["shiftgit hook codex session-start", "shiftgit hook codex stop"]
+    assert set(codex["hooks"]) == {"SessionStart", "Stop", "PreCompact", "SessionEnd"}
+    assert sorted(commands(codex)) == ["shiftgit hook codex pre-compact", "shiftgit hook codex session-end",
+                                       "shiftgit hook codex session-start", "shiftgit hook codex stop"]
+    assert codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex clamps SessionEnd to 3 s
+    assert codex["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 30
     gemini = json.loads(repo.read(".gemini/settings.json"))
     assert gemini["theme"] == "dark" and gemini["hooksConfig"] == {"enabled": True}
-    assert set(gemini["hooks"]) == {"SessionStart", "AfterAgent", "PreCompress", "SessionEnd"}
+    assert set(gemini["hooks"]) == {"SessionStart", "AfterAgent", "SessionEnd"}  # PreCompress fires every request
     handler = gemini["hooks"]["AfterAgent"][0]["hooks"][0]
     assert handler["command"] == "shiftgit hook gemini after-agent" and handler["timeout"] == 30_000
+
+
+def test_init_removes_the_gemini_pre_compress_hook_an_older_shiftgit_wired(repo: Repo) -> None:
+    mine = {"hooks": [{"type": "command", "command": "./my-compress-note.sh", "name": "mine"}]}
+    old = {"hooks": [{"type": "command", "command": "shiftgit hook gemini pre-compress", "timeout": 30000,
+                      "name": "shiftgit-pre-compress"}]}
+    repo.write(".gemini/settings.json", json.dumps({"hooks": {"PreCompress": [mine, old]}}))
+    proc = repo.ok("init", "--hooks", "none", "--agent", "gemini")
+    assert "removed shiftgit's PreCompress hook" in proc.stdout
+    hooks = json.loads(repo.read(".gemini/settings.json"))["hooks"]
+    assert hooks["PreCompress"] == [mine]
+    assert "pre-compress" not in json.dumps(hooks)
+    repo.write(".gemini/settings.json", json.dumps({"hooks": {"PreCompress": [old]}}))
+    repo.ok("init", "--hooks", "none", "--agent", "gemini")
+    assert "PreCompress" not in json.loads(repo.read(".gemini/settings.json"))["hooks"]
+
+
+@pytest.mark.parametrize("agent,needles", [
+    ("codex", ("trust this folder", "/hooks", "codex exec", "bash -lc")),
+    ("gemini", ("trust the folder", "trustedFolders.json", "--skip-trust", "GEMINI_CLI_TRUST_WORKSPACE=true")),
+])
+def test_init_prints_the_trust_steps_the_agent_needs(repo: Repo, agent: str, needles: tuple[str, ...]) -> None:
+    out = repo.ok("init", "--hooks", "none", "--agent", agent).stdout
+    trust = [line for line in out.splitlines() if line.startswith(f"{agent}: trust: ")]
+    assert trust, out
+    for needle in needles:
+        assert any(needle in line for line in trust), needle
 
 
 def test_agents_md_is_created_or_appended_once(repo: Repo, tmp_path: Path) -> None:

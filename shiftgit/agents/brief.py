@@ -17,6 +17,9 @@ from shiftgit.ledger.model import Check, Item, Ledger
 from shiftgit.ledger.store import Store
 
 CONTEXT_LIMIT = 10_000  # Claude Code caps additionalContext at 10,000 characters
+# Codex moves hook output of more than ~2,500 tokens, counted as bytes / 4, to a file and shows the model
+# only its head and tail (codex-rs hooks/src/output_spill.rs): its briefing is kept under 10,000 bytes.
+BYTE_LIMITS = {"codex": 9_900}
 CUT_MARK = "\n[... cut to fit 10,000 characters; the full record: `shiftgit show RUN --markdown`]"
 TEXT_CAP = 400
 CONSTRAINTS_BUDGET = 5_000
@@ -25,11 +28,12 @@ ITEMS_SHOWN = 10
 Logger = Callable[[str], None]
 
 
-def session_context(store: Store, run: str, *, log: Logger | None = None, limit: int = CONTEXT_LIMIT) -> str:
-    """Provenance header + briefing, at most `limit` characters."""
+def session_context(store: Store, run: str, *, agent: str | None = None, log: Logger | None = None,
+                    limit: int = CONTEXT_LIMIT) -> str:
+    """Provenance header + briefing, at most `limit` characters (and the agent's byte limit, if it has one)."""
     header = provenance(store, run)
     body = briefing(store, run, log=log)
-    return fit(f"{header}\n\n{body}", limit)
+    return fit(f"{header}\n\n{body}", limit, BYTE_LIMITS.get(agent or ""))
 
 
 def provenance(store: Store, run: str) -> str:
@@ -142,7 +146,11 @@ def _q(text: str | None, cap: int = TEXT_CAP) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def fit(text: str, limit: int) -> str:
-    if len(text) <= limit:
+def fit(text: str, limit: int, byte_limit: int | None = None) -> str:
+    """At most `limit` characters and, when given, `byte_limit` bytes of UTF-8; the tail is cut."""
+    if len(text) > limit:
+        text = text[: limit - len(CUT_MARK)] + CUT_MARK
+    if byte_limit is None or len(text.encode()) <= byte_limit:
         return text
-    return text[: limit - len(CUT_MARK)] + CUT_MARK
+    room = byte_limit - len(CUT_MARK.encode())
+    return text.encode()[:room].decode("utf-8", "ignore") + CUT_MARK

@@ -1,44 +1,41 @@
 """`shiftgit hook <agent> <event>`: coding-agent hooks (Claude Code, Codex, Gemini CLI).
 
-Each reads the agent's JSON on stdin and answers in that agent's format. Three kinds of event:
-- brief (session start): the run's briefing, as data with provenance, injected as context;
-- gate (stop / after-agent): hold the agent once when the ledger is stale (uncheckpointed edits
-  or HEAD moved), never when the agent is already continuing because of a stop hook;
-- save (pre-compact / session-end): record a checkpoint when something changed.
+Each reads the agent's JSON on stdin and answers in that agent's format (agents/events.py says what
+each event does):
+- brief (session start): the run's briefing, as data with provenance, injected as context; the session
+  joins the ledger's `sessions` list;
+- gate (stop / after-agent): hold the agent once while its work is not recorded (agents/hold.py), never
+  when the agent is already continuing because of a stop hook; a turn the gate lets end is counted;
+- save / end (pre-compact / session-end): record a checkpoint when something changed and the compacted
+  conversation (agents/autosave.py); session end also closes the session's entry.
 They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log.
-They never run a recorded command.
+They never run a recorded command. The hot path (the gate) imports no click, jsonschema, pygit2 or
+ledger model: it reads the ledger's JSON (`Store.document`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import sys
-import traceback
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from shiftgit.agents.events import EVENTS
 from shiftgit.repo import Repo
 
 LOG_LIMIT = 512 * 1024
-BLOCKS_KEPT = 100
 
 
-@dataclass(frozen=True)
-class Payload:
+class Payload(NamedTuple):
     """The fields shiftgit uses from an agent's hook input (defaults for garbage)."""
 
     session: str = "unknown"
     cwd: str | None = None
     stop_hook_active: bool | None = None  # None: absent or not a boolean, so never block on it
+    transcript: str | None = None
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """What a hook says: context to inject, a block with its reason, or a note for the human."""
 
     context: str | None = None
@@ -61,12 +58,14 @@ def main(agent: str, args: list[str], *, stdin: IO[bytes] | None = None, stdout:
     if problem and repo is not None:
         log(repo, agent, event, f"ignored unreadable hook input: {problem}")
     try:
-        answer = handle(agent, event, payload, where, repo)
+        answer = handle(agent, event, payload, repo)
     except Exception as exc:  # fail open: never block an agent because shiftgit broke
         if repo is not None:
+            import traceback
+
             log(repo, agent, event, f"{exc!r}\n{traceback.format_exc()}")
         answer = None
-    _write(out, render(agent, EVENTS[agent][event], answer))
+    _write(out, render(agent, answer))
     return 0
 
 
@@ -78,17 +77,20 @@ def parse_payload(raw: bytes) -> tuple[Payload, str | None]:
         return Payload(), f"not JSON ({exc})"
     if not isinstance(data, dict):
         return Payload(), f"expected a JSON object, got {type(data).__name__}"
-    session = data.get("session_id")
-    cwd = data.get("cwd")
+    from shiftgit.agents.sessions import session_id
+
+    session, cwd, transcript = data.get("session_id"), data.get("cwd"), data.get("transcript_path")
     return Payload(
-        session=session[:64] if isinstance(session, str) and session else "unknown",
+        session=session_id(session[:200]) if isinstance(session, str) and session else "unknown",
         cwd=cwd if isinstance(cwd, str) and cwd else None,
         stop_hook_active=active if isinstance(active := data.get("stop_hook_active"), bool) else None,
+        transcript=transcript if isinstance(transcript, str) and transcript else None,
     ), None
 
 
-def handle(agent: str, event: str, payload: Payload, where: str, repo: Repo | None) -> Answer | None:
-    if repo is None:
+def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answer | None:
+    kind = EVENTS[agent][event]
+    if repo is None or kind == "ignore":
         return None
     from shiftgit.ledger.store import Store
 
@@ -98,55 +100,47 @@ def handle(agent: str, event: str, payload: Payload, where: str, repo: Repo | No
     run = store.active_run()
     if run is None:
         return None
-    kind = EVENTS[agent][event]
     if kind == "brief":
-        from shiftgit.agents.brief import session_context
-
-        return Answer(context=session_context(store, run, log=lambda m: log(repo, agent, event, m)))
+        return brief(store, run, agent, event, payload)
     if kind == "gate":
-        return gate(store, run, payload, key=f"{agent}:{payload.session}")
-    return save(store, run, payload, event)
+        return end_of_turn(store, run, agent, payload)
+    from shiftgit.agents import autosave, sessions
+
+    sessions.note(repo, run, agent, payload.session, transcript=payload.transcript)
+    note = autosave.save(store, run, agent=agent, event=event, session=payload.session,
+                         transcript=payload.transcript, ending=kind == "end",
+                         log=lambda m: log(repo, agent, event, m))
+    return Answer(note=note) if note else None
 
 
-def gate(store: Any, run: str, payload: Payload, *, key: str) -> Answer | None:
-    """Block once per staleness, only when the agent said `stop_hook_active: false`; else a note at most."""
-    from shiftgit.recovery.freshness import assess
+def brief(store: Any, run: str, agent: str, event: str, payload: Payload) -> Answer:
+    """The briefing first (it quotes the ledger as committed), then the session joins the ledger."""
+    from shiftgit.agents import sessions
+    from shiftgit.agents.brief import session_context
 
-    ledger = store.read(run)
-    if ledger.status != "active":
-        return None
-    state = assess(store, run, ledger)
-    blocks = _read_blocks(store.repo)
-    if not state.stale:
-        if blocks.pop(key, None) is not None:
-            _write_blocks(store.repo, blocks)
-        return None
-    reason = state.describe()
-    if payload.stop_hook_active is not False or blocks.get(key) == state.signature:
-        return Answer(note=reason)
-    blocks.pop(key, None)
-    blocks[key] = state.signature
-    _write_blocks(store.repo, blocks)
-    return Answer(block=reason)
+    from shiftgit.errors import ShiftError
+
+    context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m))
+    try:
+        sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript)
+        sessions.start(store, run, agent, payload.session)
+    except ShiftError as exc:  # a ledger that cannot be read: the briefing says so, the log keeps the detail
+        log(store.repo, agent, event, f"session not recorded: {exc}")
+    return Answer(context=context)
 
 
-def save(store: Any, run: str, payload: Payload, event: str) -> Answer | None:
-    """Record a checkpoint when the tree, HEAD or the evidence changed since the last one."""
-    from shiftgit.recovery.freshness import assess
-    from shiftgit.runs import checkpoints
+def end_of_turn(store: Any, run: str, agent: str, payload: Payload) -> Answer | None:
+    from shiftgit.agents import hold, sessions
 
-    ledger = store.read(run)
-    if ledger.status != "active":
-        return None
-    state = assess(store, run, ledger)
-    if not state.stale and not ledger.pending_checks:
-        return None
-    note = f"auto: {event} (session {payload.session})"
-    point = checkpoints.checkpoint(store, run, checkpoints.CheckpointInput(note=note))
-    return Answer(note=f"shiftgit: recorded checkpoint #{point.seq} of run {run} ({note})")
+    verdict = hold.gate(store, run, key=f"{agent}:{payload.session}", stop_hook_active=payload.stop_hook_active)
+    if verdict.ends_turn:
+        sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript, turn=True)
+    if verdict.block is not None:
+        return Answer(block=verdict.block)
+    return Answer(note=verdict.note) if verdict.note else None
 
 
-def render(agent: str, kind: str, answer: Answer | None) -> str:
+def render(agent: str, answer: Answer | None) -> str:
     """The agent's own output format; empty (Gemini: `{}`) when there is nothing to say."""
     body: dict[str, Any] = {}
     if answer is not None and answer.context is not None:
@@ -197,6 +191,8 @@ def _open_repo(where: str) -> Repo | None:
 
 def log(repo: Repo, agent: str, event: str, message: str) -> None:
     """Append to <git-dir>/shift/hooks.log (rotated at 512 KiB); logging itself never fails a hook."""
+    import datetime as dt
+
     try:
         path = repo.private("hooks.log")
         if path.exists() and path.stat().st_size > LOG_LIMIT:
@@ -206,22 +202,3 @@ def log(repo: Repo, agent: str, event: str, message: str) -> None:
             handle.write(f"{at} hook {agent} {event}: {message.rstrip()}\n")
     except OSError:
         pass
-
-
-def _blocks_path(repo: Repo) -> Path:
-    return repo.private("agents", "stop-blocks.json")
-
-
-def _read_blocks(repo: Repo) -> dict[str, str]:
-    try:
-        data = json.loads(_blocks_path(repo).read_text())
-    except (OSError, ValueError):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
-
-
-def _write_blocks(repo: Repo, blocks: Mapping[str, str]) -> None:
-    from shiftgit.ledger.store import write_atomic
-
-    kept = dict(list(blocks.items())[-BLOCKS_KEPT:])
-    write_atomic(_blocks_path(repo), json.dumps(kept, indent=1, sort_keys=False).encode())

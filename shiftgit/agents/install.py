@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +23,40 @@ class AgentConfig:
     path: str  # repo-relative config file
     events: Mapping[str, str]  # the agent's event name -> `shiftgit hook <agent> <event>`
     timeout: int  # in the agent's unit (Claude, Codex: seconds; Gemini: milliseconds)
+    timeouts: Mapping[str, int] = field(default_factory=dict)  # per event, where the agent imposes its own
+    retired: tuple[str, ...] = ()  # events an older shiftgit wired and this one removes
 
 
 AGENTS: dict[str, AgentConfig] = {
     "claude": AgentConfig(".claude/settings.json", {"SessionStart": "session-start", "Stop": "stop",
                                                     "PreCompact": "pre-compact", "SessionEnd": "session-end"}, 30),
-    "codex": AgentConfig(".codex/hooks.json", {"SessionStart": "session-start", "Stop": "stop"}, 30),
+    # Codex clamps SessionEnd hooks to 3 s (and says so on every run when asked for more)
+    "codex": AgentConfig(".codex/hooks.json", {"SessionStart": "session-start", "Stop": "stop",
+                                               "PreCompact": "pre-compact", "SessionEnd": "session-end"}, 30,
+                         {"SessionEnd": 3}),
+    # Gemini CLI fires PreCompress before every model request, so it is not wired (agents/events.py)
     "gemini": AgentConfig(".gemini/settings.json", {"SessionStart": "session-start", "AfterAgent": "after-agent",
-                                                    "PreCompress": "pre-compress", "SessionEnd": "session-end"},
-                          30_000),
+                                                    "SessionEnd": "session-end"}, 30_000,
+                          retired=("pre-compress",)),
+}
+# What each agent needs before it runs the project's hooks (seen with Codex 0.171 and Gemini CLI 0.61).
+TRUST_STEPS: dict[str, tuple[str, ...]] = {
+    "claude": ("Claude Code: `claude -p` runs the project's hooks as they are; interactive `claude` asks once "
+               "to trust the folder.",),
+    "codex": (
+        "Codex runs project hooks only after you trust them: run `codex` in this repository, accept "
+        "\"trust this folder\", then type /hooks and trust each shiftgit hook (SessionStart, Stop, PreCompact, "
+        "SessionEnd). `codex exec` skips untrusted hooks without a word. Trust them again whenever "
+        ".codex/hooks.json changes (Codex keeps a hash per hook).",
+        "Codex runs the model's commands in `bash -lc`, which rebuilds PATH from your login profile: where a "
+        "login shell does not find this shiftgit, its messages to the agent name `<python> -m shiftgit` "
+        "instead (or put shiftgit's directory on PATH in ~/.profile).",
+    ),
+    "gemini": (
+        "Gemini CLI loads project hooks only in a trusted folder: run `gemini` here once and trust the folder "
+        "(kept in ~/.gemini/trustedFolders.json). Headless `gemini -p` refuses an untrusted folder; "
+        "`--skip-trust` runs without the project's hooks, GEMINI_CLI_TRUST_WORKSPACE=true runs with them.",
+    ),
 }
 AGENTS_MD = "AGENTS.md"
 MARK_BEGIN = "<!-- shiftgit:begin -->"
@@ -70,15 +95,21 @@ def install(repo: Repo, agent: str) -> list[str]:
     config = AGENTS[agent]
     path = repo.root / config.path
     document = read_config(path, config.path)
+    removed = retire_hooks(document, agent, config)
     added = merge_hooks(document, agent, config)
     lines = []
-    if added:
+    if added or removed:
         write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    if added:
         lines.append(f"{agent}: added hooks {', '.join(added)} to {config.path} (commit it)")
-    else:
+    if removed:
+        lines.append(f"{agent}: removed shiftgit's {', '.join(removed)} hook from {config.path}, which this "
+                     "shiftgit no longer wires (see README, 'Agent integrations')")
+    if not added and not removed:
         lines.append(f"{agent}: hooks already in {config.path}")
     if agent == "codex" and "$schema" in document:
         lines.append(f"{agent}: warning: {config.path} has a $schema key, which Codex rejects; remove it")
+    lines += [f"{agent}: trust: {step}" for step in TRUST_STEPS[agent]]
     return lines + add_pointer(repo.root)
 
 
@@ -124,8 +155,38 @@ def merge_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> li
     return added
 
 
+def retire_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> list[str]:
+    """Remove shiftgit's own handlers for retired events (and the groups they leave empty)."""
+    hooks = document.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    removed = []
+    for event, groups in list(hooks.items()):
+        if not isinstance(groups, list):
+            continue
+        for name in config.retired:
+            kept = [_without(group, command(agent, name)) for group in groups]
+            if kept != groups:
+                removed.append(event)
+                groups = [g for g in kept if not (isinstance(g, dict) and g.get("hooks") == [])]
+        if groups:
+            hooks[event] = groups
+        else:
+            del hooks[event]
+    return removed
+
+
+def _without(group: Any, text: str) -> Any:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return group
+    kept = [h for h in group["hooks"] if not (isinstance(h, dict) and h.get("command") == text)]
+    return group if len(kept) == len(group["hooks"]) else {**group, "hooks": kept}
+
+
 def handler(agent: str, event: str, config: AgentConfig) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "command", "command": command(agent, event), "timeout": config.timeout}
+    native = next((name for name, ours in config.events.items() if ours == event), "")
+    entry: dict[str, Any] = {"type": "command", "command": command(agent, event),
+                             "timeout": config.timeouts.get(native, config.timeout)}
     if agent == "gemini":
         entry["name"] = f"shiftgit-{event}"
     return entry

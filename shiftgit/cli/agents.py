@@ -30,9 +30,10 @@ def hook(names: tuple[str, ...]) -> None:
     \b
     Git hooks:   shiftgit hook pre-commit|commit-msg|post-commit|post-rewrite|pre-push
     Agent hooks: shiftgit hook claude session-start|stop|pre-compact|session-end
-                 shiftgit hook codex session-start|stop|pre-compact
-                 shiftgit hook gemini session-start|after-agent|pre-compress|session-end
-    Agent hooks read the agent's JSON on stdin and fail open.
+                 shiftgit hook codex session-start|stop|pre-compact|session-end
+                 shiftgit hook gemini session-start|after-agent|session-end
+    Agent hooks read the agent's JSON on stdin and fail open. (`hook gemini pre-compress`, which
+    an older shiftgit wired, is accepted and does nothing: Gemini CLI fires it before every request.)
 
     \b
     Example:

@@ -47,6 +47,9 @@ class CheckpointInput:
     milestone: bool = False
     tokens: int = 0
     cost: float = 0.0
+    auto: str | None = None  # an agent hook records it by itself (the event); see recovery/freshness.py
+    unrecorded: tuple[str, ...] = ()
+    session: str | None = None
 
 
 def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
@@ -73,6 +76,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
             checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
             next=_next(previous, spec), note=spec.note, spend=spend,
+            auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
         )
         history = ledger.history

@@ -1,0 +1,69 @@
+"""Pre-compact and session end: keep what the agent did before its context or its session goes.
+
+1. A checkpoint, when the tree, HEAD or the evidence changed since the last one. shiftgit records it by
+   itself (`auto`: the event; `unrecorded`: what changed since the last checkpoint a command recorded;
+   `session`), so the end-of-turn hold still asks the agent to describe the step (agents/hold.py).
+2. The compacted conversation, from the agent's transcript (`transcript_path` in the hook input), on
+   `refs/shift/context/<run>` (agents/context.py). A transcript that cannot be read is logged, never fatal.
+3. At session end, the session's entry in the ledger is closed with its turn count (agents/sessions.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from shiftgit.ledger.store import Store
+from shiftgit.recovery.freshness import Freshness
+
+UNRECORDED_KEPT = 200
+Logger = Callable[[str], None]
+
+
+def save(store: Store, run: str, *, agent: str, event: str, session: str, transcript: str | None,
+         ending: bool, log: Logger) -> str | None:
+    """Do all three (as the event asks); returns a note for the human, or None when nothing was recorded."""
+    from shiftgit.agents import sessions
+
+    notes = [n for n in (_checkpoint(store, run, event, session), _context(store, run, agent, session, transcript,
+                                                                               log)) if n]
+    if ending:
+        sessions.end(store, run, agent, session)
+    return "; ".join(notes) or None
+
+
+def _checkpoint(store: Store, run: str, event: str, session: str) -> str | None:
+    from shiftgit.recovery.freshness import assess_document
+
+    document = store.document(run)
+    if document.get("status") != "active":
+        return None
+    state = assess_document(store, run, document)
+    if not state.stale and not state.pending_checks:
+        return None
+    from shiftgit.runs import checkpoints
+
+    note = f"auto: {event} (session {session})"
+    spec = checkpoints.CheckpointInput(note=note, auto=event, unrecorded=unrecorded(state), session=session)
+    point = checkpoints.checkpoint(store, run, spec)
+    return f"shiftgit: recorded checkpoint #{point.seq} of run {run} ({note})"
+
+
+def unrecorded(state: Freshness) -> tuple[str, ...]:
+    """What no checkpoint of the agent's own covers: the latest automatic one's list, plus what changed since."""
+    earlier = state.unrecorded if state.auto else ()
+    return tuple(sorted({*earlier, *state.files}))[:UNRECORDED_KEPT]
+
+
+def _context(store: Store, run: str, agent: str, session: str, transcript: str | None, log: Logger) -> str | None:
+    if not transcript or not Path(transcript).is_file():
+        return None
+    from shiftgit.agents import context
+    from shiftgit.errors import ShiftError
+
+    try:
+        saved = context.save(store, run, Path(transcript), session=session, agent=agent)
+    except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
+        log(f"conversation not saved: {exc}")
+        return None
+    return None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})"

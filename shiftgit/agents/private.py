@@ -1,0 +1,35 @@
+"""Small JSON files the agent hooks keep in `<git-dir>/shift/agents/`: memory, not record.
+
+What a hold was for, turn counts, how the agent's shell runs shiftgit. Never committed; written
+without fsync (losing one costs at most a repeated hold or a probe), read leniently (garbage = empty).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from shiftgit.repo import Repo
+
+
+def path(repo: Repo, name: str) -> Path:
+    return repo.private("agents", name)
+
+
+def read(file: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write(file: Path, data: Mapping[str, Any]) -> None:
+    """Replace the file whole (temp file, rename): a reader sees the old or the new content."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, file)
