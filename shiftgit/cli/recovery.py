@@ -54,8 +54,10 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: 
 @click.command("resume")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.option("--no-run", "no_run", is_flag=True, help="Decide from the record alone; rerun no checks.")
+@click.option("--context", "with_context", is_flag=True,
+              help="Append the run's saved conversation (`shiftgit context show`) to the briefing.")
 @json_option
-def resume_cmd(run_id: str | None, no_run: bool, as_json: bool) -> None:
+def resume_cmd(run_id: str | None, no_run: bool, with_context: bool, as_json: bool) -> None:
     """Inspect, re-verify, decide resume / rollback / escalate, brief; make the run active here.
 
     Exit 0 resume, 3 rollback, 4 escalate.
@@ -63,13 +65,33 @@ def resume_cmd(run_id: str | None, no_run: bool, as_json: bool) -> None:
     \b
     Example:
       shiftgit resume --json
-      shiftgit resume fix-login --no-run
+      shiftgit resume fix-login --no-run --context
     """
     from shiftgit.recovery import resume as core
 
-    report = core.resume(_store(), run_id, run_checks=not no_run)
-    emit(report) if as_json else click.echo(core.text(report))
+    store = _store()
+    report = core.resume(store, run_id, run_checks=not no_run)
+    if not with_context:
+        emit(report) if as_json else click.echo(core.text(report))
+        sys.exit(core.exit_code(report))
+    saved, note = _saved_context(store, report["run"])
+    if as_json:
+        emit({**report, "context": saved})
+    else:
+        text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
+        click.echo(f"{core.text(report)}\n\n{text}")
     sys.exit(core.exit_code(report))
+
+
+def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:
+    """The run's saved conversation (`context show`), or None and why there is none."""
+    from shiftgit.agents import context
+    from shiftgit.errors import UsageError
+
+    try:
+        return context.show(store, run), ""
+    except UsageError as exc:
+        return None, str(exc)
 
 
 @click.command("rollback")

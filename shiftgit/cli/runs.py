@@ -62,14 +62,18 @@ def start(run_id: str, as_json: bool, **contract: Any) -> None:
 @click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
 @click.option("--env", "env_names", multiple=True, metavar="NAME", help="An environment variable the check needs.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
+@click.option("--keep-output", "keep_output", is_flag=True,
+              help="Keep the whole output (redacted) in git, under refs/shift/outputs/RUN; read it back with "
+                   "`shiftgit output CHECK-ID`.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str | None, timeout: float | None,
-          cwd: str, env_names: tuple[str, ...], quiet: bool, command: tuple[str, ...]) -> None:
+          cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, command: tuple[str, ...]) -> None:
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
     \b
     Example:
       shiftgit check --name unit --covers "src/**" -- pytest -q tests/
+      shiftgit check --keep-output -- pytest -q
     """
     from shiftgit.evidence import runner as evidence
     from shiftgit.runs import checks
@@ -77,7 +81,7 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     store = _store()
     run_id = store.resolve_run(run)
     spec = checks.CheckInput(argv=command, name=name, cwd=cwd, timeout=timeout, covers=covers, junit=junit,
-                             env=env_names)
+                             env=env_names, keep_output=keep_output)
     record = checks.check(store, run_id, spec, echo=None if quiet else evidence.stdout_binary())
     outcome = record.outcome
     counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
@@ -85,6 +89,8 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     click.echo(f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""), err=True)
     for test in record.failing[:10]:
         click.echo(f"  failing: {test}", err=True)
+    if record.output_blob:
+        click.echo(f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)", err=True)
     sys.exit(124 if record.exit_code is None else record.exit_code)
 
 

@@ -43,16 +43,19 @@ def _die_with_parent() -> None:
 
 
 class _Collector:
-    def __init__(self, echo: BinaryIO | None) -> None:
+    def __init__(self, echo: BinaryIO | None, keep: BinaryIO | None = None) -> None:
         self.head = bytearray()
         self.tail = bytearray()
         self.digest = hashlib.sha256()
         self.total = 0
         self.echo = echo
+        self.keep = keep
 
     def feed(self, chunk: bytes) -> None:
         self.digest.update(chunk)
         self.total += len(chunk)
+        if self.keep is not None:
+            self.keep.write(chunk)
         if self.echo is not None:
             try:
                 self.echo.write(chunk)
@@ -73,8 +76,10 @@ class _Collector:
 
 
 def run(argv: Sequence[str], *, cwd: str, timeout: float | None, env: Mapping[str, str] | None = None,
-        echo: BinaryIO | None = None, on_start: Callable[[int], None] | None = None) -> Result:
-    """Run argv; stdout and stderr merged, echoed live to `echo`, collected with a cap.
+        echo: BinaryIO | None = None, on_start: Callable[[int], None] | None = None,
+        keep: BinaryIO | None = None) -> Result:
+    """Run argv; stdout and stderr merged, echoed live to `echo`, collected with a cap (and written
+    whole to `keep`, when given).
 
     On timeout the whole process group gets SIGTERM, then SIGKILL. The command dies with us.
     """
@@ -91,7 +96,7 @@ def run(argv: Sequence[str], *, cwd: str, timeout: float | None, env: Mapping[st
         raise UsageError(f"command not executable: {argv[0]!r}; check its permissions") from None
     if on_start is not None:
         on_start(proc.pid)
-    collector = _Collector(echo)
+    collector = _Collector(echo, keep)
     reader = threading.Thread(target=_pump, args=(proc.stdout, collector), daemon=True)
     reader.start()
     timed_out = False

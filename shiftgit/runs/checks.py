@@ -35,6 +35,7 @@ class CheckInput:
     covers: tuple[str, ...] = ()
     junit: str | None = None
     env: tuple[str, ...] = ()
+    keep_output: bool = False  # keep the whole redacted output on refs/shift/outputs/<run> (runs/outputs.py)
 
 
 def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = None) -> Check:
@@ -49,16 +50,17 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     if not workdir.is_dir() or not workdir.is_relative_to(store.repo.root):
         raise UsageError(f"--cwd {spec.cwd!r} is not a directory inside the repository")
     content = store.repo.worktree_tree()
-    result = evidence.run(spec.argv, cwd=str(workdir), timeout=spec.timeout, echo=echo)
+    check_id = new_id("k")
+    result, kept = _run(store, run, check_id, spec, workdir, echo)
     junit_xml = _read_junit(workdir, spec.junit)
     outcome = parse_outcome(spec.argv, result.output, result.exit_code, junit_xml)
     record = Check(
-        id=new_id("k"), name=spec.name or _default_name(spec.argv), argv=spec.argv,
+        id=check_id, name=spec.name or _default_name(spec.argv), argv=spec.argv,
         cwd=str(workdir.relative_to(store.repo.root)) or ".", timeout=spec.timeout, env=spec.env,
         started_at=now_iso(), duration_s=result.duration_s, exit_code=result.exit_code,
         timed_out=result.timed_out, outcome=outcome.to_dict(), failing=outcome.failing,
         output_tail=redact(result.tail), output_sha256=result.sha256, output_bytes=result.total_bytes,
-        content=content, covers=spec.covers, junit=spec.junit,
+        content=content, covers=spec.covers, junit=spec.junit, output_blob=kept,
     )
 
     def add(ledger: Ledger) -> Ledger:
@@ -68,6 +70,19 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     store.update(run, add)
     trust.remember_quietly(store.repo, trust.command_of(record), record.started_at)  # ran here: trusted here
     return record
+
+
+def _run(store: Store, run: str, check_id: str, spec: CheckInput, workdir: Path,
+         echo: BinaryIO | None) -> tuple[evidence.Result, str | None]:
+    """Run the command; with keep_output, its whole output is spooled, redacted and kept (the blob id)."""
+    if not spec.keep_output:
+        return evidence.run(spec.argv, cwd=str(workdir), timeout=spec.timeout, echo=echo), None
+    from shiftgit.runs import outputs
+
+    with outputs.spool(store, check_id) as (handle, path):
+        result = evidence.run(spec.argv, cwd=str(workdir), timeout=spec.timeout, echo=echo, keep=handle)
+        handle.flush()
+        return result, outputs.keep(store, run, check_id, path)
 
 
 def _default_name(argv: Sequence[str]) -> str:

@@ -1,0 +1,202 @@
+"""A conversation compacted for a fresh session: bounded, every rule kept, old tool output as stubs.
+
+The compacted context (seed 002), in this order:
+1. the system prompt and the first user request, verbatim (each capped at a share of the bound, head
+   and tail kept, when an agent's own system prompt is larger than that);
+2. the run's running summary from its ledger: goal, stop condition, every active constraint, every
+   decision with its rationale, the checkpoint steps, the next action and open items;
+3. every later user message that falls outside the last turns (users state rules in passing);
+4. a stub per superseded tool result: the tool, a digest of its arguments (and their start), its
+   exit code and one line of its result;
+5. the last N turns (config `context.turns`, default 6) in full, tool output cut head and tail only
+   when the whole would not fit.
+Each piece is secret-redacted before it is measured, and the whole is at most `limit` characters
+(config `context.max_chars`, default 24,000): stubs and earlier messages give way first, then
+the size of the recent tool outputs, never a constraint or a decision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from shiftgit.agents.transcripts import Entry, Transcript, tool_names
+
+SYSTEM_SHARE = 6  # the system prompt gets at most limit // SYSTEM_SHARE characters
+REQUEST_SHARE = 8
+MESSAGE_CAP = 600  # an earlier user message
+STUB_ARGS = 90
+CUT = "\n[... {n} characters cut ...]\n"
+RESULT_CAPS = (None, 4000, 2000, 1000, 500, 250, 120)  # tool output per result, tried in turn
+TEXT_CAPS = (None, 2000, 800, 300)
+
+MESSAGES = "Earlier messages from the user"
+STUBS = "Earlier tool results (superseded; a digest of the arguments, exit code, one line)"
+
+Redactor = Callable[[str], str]
+
+
+class Settings(NamedTuple):
+    turns: int = 6
+    limit: int = 24_000
+
+
+def compact(transcript: Transcript, summary: str, header: str, settings: Settings, redact: Redactor) -> str:
+    """The compacted context text (at most settings.limit characters)."""
+    system, request, rest = _opening(transcript.entries)
+    turns = split_turns(rest)
+    cut = max(len(turns) - settings.turns, 0)
+    earlier, recent = turns[:cut], turns[cut:]
+    names = tool_names(transcript.entries)
+    fixed = [redact(header), _section("System prompt", _cap(redact(system), settings.limit // SYSTEM_SHARE)),
+             _section("First request", _cap(redact(request), settings.limit // REQUEST_SHARE)),
+             _section("Run summary (from the shiftgit ledger)", summary)]
+    titles = (MESSAGES, STUBS, f"Last {len(recent)} turn(s), in full")
+    room = settings.limit - _size(fixed) - sum(len(t) + 60 for t in titles)
+    said = _redact_lines(redact, [f"- {_one_line(e.text, MESSAGE_CAP)}" for t in earlier for e in t
+                                  if e.kind in ("user", "summary")])
+    stubs = _redact_lines(redact, _stubs(earlier, names))
+    last = _fit_recent(recent, names, redact, room - min(_size(said) + _size(stubs), room * 2 // 5))
+    room -= len(last)
+    messages = _fit_lines(said, room, "earlier message(s)")
+    room -= len(messages)
+    parts = [*fixed, _section(MESSAGES, messages), _section(STUBS, _fit_lines(stubs, room, "earlier tool result(s)")),
+             _section(titles[2], last)]
+    text = "\n".join(p for p in parts if p)
+    return text if len(text) <= settings.limit else text[: settings.limit - 40] + "\n[... cut to the bound ...]"
+
+
+def _opening(entries: Sequence[Entry]) -> tuple[str, str, list[Entry]]:
+    """The first system text, the first user request, and every other entry in order."""
+    system = next((e.text for e in entries if e.kind == "system"), "")
+    first = next((i for i, e in enumerate(entries) if e.kind == "user"), None)
+    request = entries[first].text if first is not None else ""
+    rest = [e for i, e in enumerate(entries) if e.kind != "system" and i != first]
+    return system, request, rest
+
+
+def split_turns(entries: Sequence[Entry]) -> list[list[Entry]]:
+    """A turn: a user message, or what the model said and called and the results of those calls."""
+    turns: list[list[Entry]] = []
+    previous = None
+    for entry in entries:
+        starts = (entry.kind in ("user", "summary") or previous is None
+                  or (entry.kind in ("assistant", "call") and previous in ("result", "user", "summary")))
+        if starts:
+            turns.append([])
+        turns[-1].append(entry)
+        previous = entry.kind
+    return turns
+
+
+def _fit_recent(turns: list[list[Entry]], names: dict[str, str], redact: Redactor, room: int) -> str:
+    """The recent turns in full, or with tool output (then long texts) cut down until they fit."""
+    redacted = [[e._replace(text=redact(_precut(e.text, room)), args=redact(_precut(e.args, room))) for e in turn]
+                for turn in turns]
+    text = ""
+    for text_cap in TEXT_CAPS:
+        for result_cap in RESULT_CAPS:
+            text = "\n".join(_render_turn(n, t, names, result_cap, text_cap) for n, t in _numbered(redacted))
+            if len(text) <= room:
+                return text
+    while redacted and len(text) > room:  # still too big: the oldest of them go
+        redacted = redacted[1:]
+        text = "\n".join(_render_turn(n, t, names, RESULT_CAPS[-1], TEXT_CAPS[-1]) for n, t in _numbered(redacted))
+    return text
+
+
+def _numbered(turns: list[list[Entry]]) -> list[tuple[int, list[Entry]]]:
+    return list(enumerate(turns, start=1))
+
+
+def _render_turn(number: int, turn: list[Entry], names: dict[str, str], result_cap: int | None,
+                 text_cap: int | None) -> str:
+    lines = [f"--- turn {number} ---"]
+    for entry in turn:
+        if entry.kind == "call":
+            lines.append(f"[tool call] {entry.tool} {_cap(entry.args, text_cap)}")
+        elif entry.kind == "result":
+            status = _status(entry)
+            lines.append(f"[tool result: {names.get(entry.call_id) or entry.tool or 'tool'}{status}]\n"
+                         f"{_cap(entry.text, result_cap)}")
+        else:
+            lines.append(f"[{entry.kind}] {_cap(entry.text, text_cap)}")
+    return "\n".join(lines)
+
+
+def _stubs(turns: list[list[Entry]], names: dict[str, str]) -> list[str]:
+    calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
+    stubs = []
+    for entry in (e for t in turns for e in t if e.kind == "result"):
+        call = calls.get(entry.call_id)
+        args = call.args if call else ""
+        digest = hashlib.sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        tool = names.get(entry.call_id) or entry.tool or "tool"
+        stubs.append(f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
+                     f"{_one_line(_last_line(entry.text), STUB_ARGS)}")
+    return stubs
+
+
+def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
+    """One-line texts redacted in one scan (no secret rule spans a line end)."""
+    if not lines:
+        return []
+    redacted = redact("\n".join(lines)).split("\n")
+    return redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
+
+
+def _status(entry: Entry) -> str:
+    if entry.exit_code is not None:
+        return f" exit {entry.exit_code}"
+    return " error" if entry.error else ""
+
+
+def _fit_lines(lines: list[str], room: int, what: str) -> str:
+    """As many of the newest lines as fit, with a count of the older ones left out."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        if used + len(line) + 1 > room - 60:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    dropped = len(lines) - len(kept)
+    head = [f"({dropped} {what} left out to stay within the bound)"] if dropped else []
+    return "\n".join(head + kept[::-1])
+
+
+def _section(title: str, body: str) -> str:
+    return f"## {title}\n{body.strip()}\n" if body.strip() else ""
+
+
+def _cap(text: str, cap: int | None) -> str:
+    """Head and tail of `text`, at most about `cap` characters."""
+    if cap is None or len(text) <= cap:
+        return text
+    keep = max(cap - 40, 20)
+    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3:]
+    return head + CUT.format(n=len(text) - len(head) - len(tail)) + tail
+
+
+def _precut(text: str, cap: int) -> str:
+    """Before redaction: keep at most about `cap` characters, cut at line ends (a secret stays whole)."""
+    if len(text) <= cap:
+        return text
+    head = text[: cap // 2].rpartition("\n")[0]
+    tail = text[len(text) - cap // 2:].partition("\n")[2]
+    return head + CUT.format(n=len(text) - len(head) - len(tail)) + tail
+
+
+def _one_line(text: str, cap: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= cap else flat[: cap - 3] + "..."
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip() and not line.strip().startswith("</")]
+    return lines[-1] if lines else ""
+
+
+def _size(parts: Sequence[str]) -> int:
+    return sum(len(p) + 1 for p in parts)

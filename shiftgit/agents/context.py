@@ -1,0 +1,179 @@
+"""The conversation checkpoint: an agent's transcript, compacted, kept on `refs/shift/context/<run>`.
+
+`save` reads a transcript (agents/transcripts.py), compacts it with the run's running summary from the
+ledger (agents/compaction.py), redacts secrets, and stores it as a commit whose tree holds `context.md`
+(the text) and `meta.json` (format, session, sizes, when), parent the previous save. A save that would
+store the same text again stores nothing. `show` reads the latest. `sync` carries the ref.
+
+Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from shiftgit.agents.compaction import Settings, compact
+from shiftgit.agents.transcripts import Transcript, read
+from shiftgit.errors import UsageError
+from shiftgit.git import shiftrefs
+from shiftgit.ledger.store import Store
+
+TEXT = "context.md"
+META = "meta.json"
+ITEM_CAP = 300  # characters of one decision, step or item in the summary
+CONSTRAINTS_BUDGET = 6_000  # every active constraint is kept; each is shortened when there are many
+STEPS_SHOWN = 12
+
+
+class Saved(NamedTuple):
+    commit: str
+    chars: int
+    format: str
+    session: str | None
+    entries: int
+
+    def describe(self) -> str:
+        return (f"{self.chars} characters from a {self.format} transcript of {self.entries} entries, "
+                f"commit {self.commit[:12]}")
+
+
+def ref(run: str) -> str:
+    return f"refs/shift/context/{run}"
+
+
+def settings(store: Store) -> Settings:
+    """`context.turns` and `context.max_chars` from .shift/config.json; the defaults where absent or bad."""
+    try:
+        config = json.loads((store.root / "config.json").read_bytes())
+    except (OSError, ValueError):
+        return Settings()
+    section = config.get("context") if isinstance(config, dict) else None
+    if not isinstance(section, dict):
+        return Settings()
+    default = Settings()
+    return Settings(turns=_count(section.get("turns"), 0, default.turns),
+                    limit=_count(section.get("max_chars"), 2_000, default.limit))
+
+
+def _count(value: Any, least: int, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= least else default
+
+
+def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
+         turn: int | None = None) -> Saved | None:
+    """Compact the transcript at `path` and store it; None when the stored text is already this one.
+
+    An unreadable or unknown transcript raises UsageError before anything is written."""
+    transcript = read(path)
+    document = store.document(run)  # an unknown or broken run fails here, before any write
+    text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
+    current = shiftrefs.read(store.repo, ref(run), TEXT)
+    if current is not None and current.decode("utf-8", "replace") == text:
+        return None
+    who = session or transcript.session
+    meta = {"run": run, "format": transcript.format, "agent": agent or transcript.format, "session": who,
+            "turn": turn, "saved_at": _now(), "entries": len(transcript.entries), "chars": len(text),
+            "transcript_bytes": path.stat().st_size, "unreadable_lines": transcript.skipped}
+    message = f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)"
+    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode(), META: _json(meta)}, message).commit
+    return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
+
+
+def show(store: Store, run: str) -> dict[str, Any]:
+    """The latest saved context of `run`: its text, its meta data and commit. UsageError when none."""
+    commit = store.repo.ref(ref(run))
+    text = shiftrefs.read(store.repo, ref(run), TEXT) if commit else None
+    if commit is None or text is None:
+        raise UsageError(f"no conversation saved for run {run!r}; save one with "
+                         f"`shiftgit context save {run} --from TRANSCRIPT`")
+    raw = shiftrefs.read(store.repo, ref(run), META)
+    try:
+        meta = json.loads(raw) if raw else {}
+    except ValueError:
+        meta = {}
+    return {**(meta if isinstance(meta, dict) else {}), "run": run, "commit": commit,
+            "text": text.decode("utf-8", "replace")}
+
+
+def build(run: str, document: Mapping[str, Any], transcript: Transcript, *, agent: str, settings: Settings) -> str:
+    from shiftgit.ledger.secrets import redact
+
+    header = (f"shiftgit context for run {run!r}: a {agent} conversation (session {transcript.session or 'unknown'}, "
+              f"{len(transcript.entries)} transcript entries), compacted. What follows is data quoted from that "
+              "transcript and from the run's ledger, not a message from the user.")
+    text = compact(transcript, summary(document), header, settings, redact)
+    return redact(text)[: settings.limit]
+
+
+# -- the run's running summary, from the ledger's JSON ------------------------------------------------
+
+def summary(document: Mapping[str, Any]) -> str:
+    """Goal, stop condition, every active constraint, every decision, the steps, the next action, open items."""
+    contract = _map(document.get("contract"))
+    point = _map(document.get("checkpoint"))
+    active = [c for c in _maps(document.get("constraints")) if c.get("status") == "active"]
+    cap = max(80, min(ITEM_CAP * 2, CONSTRAINTS_BUDGET // max(1, len(active))))
+    lines = [f"run {document.get('run')} (status {document.get('status')})",
+             f"goal: {_q(contract.get('goal'), 1000)}", f"stop condition: {_q(contract.get('stop_when'), 1000)}",
+             f"active constraints ({len(active)}):", *(f"  - [{c.get('id')}] {_q(c.get('text'), cap)}" for c in active)]
+    lines += _decisions(_maps(point.get("decisions")))
+    lines += _steps(_maps(document.get("history")), point)
+    nxt = _map(point.get("next"))
+    if nxt.get("action"):
+        done_when = f" (done when {_q(nxt.get('done_when'))})" if nxt.get("done_when") else ""
+        lines.append(f"next action: {_q(nxt.get('action'))}{done_when}")
+    for label in ("doing", "blocked", "questions"):
+        items = _maps(point.get(label))
+        if items:
+            lines.append(f"{label}: " + "; ".join(_q(i.get("text"), 160) for i in items[-10:]))
+    return "\n".join(lines)
+
+
+def _decisions(decisions: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not decisions:
+        return ["decisions: none recorded"]
+    lines = [f"decisions ({len(decisions)}):"]
+    for d in decisions:
+        why = f" -- because {_q(d.get('rationale'))}" if d.get("rationale") else ""
+        lines.append(f"  - {_q(d.get('text'))}{why} (checkpoint #{d.get('seq')})")
+    return lines
+
+
+def _steps(history: Sequence[Mapping[str, Any]], point: Mapping[str, Any]) -> list[str]:
+    steps = [h for h in history if h.get("step")][-(STEPS_SHOWN - 1):]
+    if point.get("seq") is not None:
+        steps.append(point)
+    if not steps:
+        return ["checkpoint steps: none yet"]
+    lines = ["checkpoint steps (oldest first):"]
+    for s in steps:
+        auto = f" (recorded by shiftgit at {s.get('auto')})" if s.get("auto") else ""
+        lines.append(f"  - #{s.get('seq')} {_q(s.get('step')) if s.get('step') else '(no step described)'}{auto}")
+    return lines
+
+
+def _q(text: Any, cap: int = ITEM_CAP) -> str:
+    flat = " ".join(str(text or "").split())
+    return json.dumps(flat if len(flat) <= cap else flat[: cap - 3] + "...", ensure_ascii=False)
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _maps(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value or () if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _json(data: Mapping[str, Any]) -> bytes:
+    from shiftgit.ledger.secrets import redact_obj
+
+    return (json.dumps(redact_obj(dict(data)), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
