@@ -1,11 +1,21 @@
-"""How long an agent waits on shiftgit's hooks: wall time of `python -m shiftgit hook claude ...` processes.
+"""How long an agent waits on shiftgit's hooks, in start-ups of this Python (`python -c pass`).
 
-    python bench/agent_hooks.py [--files 200] [--repeat 11]
+    python bench/agent_hooks.py [--files 200] [--rounds 21] [--turns 200] [--big-mb 5]
 
-Builds a throw-away repository with FILES tracked files, starts a run with a checkpoint, then times
-session-start, stop (fresh, and stale after one edit) and pre-compact with nothing changed; prints
-medians, with `python -c pass` and `git status` beside them for scale. Runs isolated from the
-machine's git config.
+Builds a throw-away repository (isolated from the machine's git config) with FILES tracked files,
+`shiftgit init --agent claude --agent codex`, a run with a committed checkpoint, and a Claude Code
+transcript of TURNS tool rounds. Every round times, interleaved, the real hook processes
+(`python -m shiftgit hook ...`, JSON on stdin) in the states an agent meets them, with the set-up
+between them untimed (an edit, `shiftgit checkpoint`, one more turn in the transcript):
+
+    session start (a new session joins the ledger), stop with nothing to record, stop that holds
+    (a new edit), stop again (held already: a note), pre-compact with nothing changed (the
+    conversation is saved: the transcript grew), pre-compact after an edit (a checkpoint too),
+    session end (the conversation saved, the session closed), the same for Codex.
+
+Medians over the rounds, divided by the median of `python -c pass` timed in the same rounds. Then,
+once per round too, `shiftgit context save --from` a generated transcript of BIG-MB megabytes.
+Reports Python's start-up time and the load average beside the figures.
 """
 
 from __future__ import annotations
@@ -17,66 +27,146 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from _common import SG, isolate
+from _common import SG, compile_bytecode, isolate, scale
 
 
-def run(argv: list[str], repo: Path, env: dict[str, str], data: str | None = None) -> str:
-    return subprocess.run(argv, cwd=repo, env=env, input=data, capture_output=True, text=True, check=True).stdout
+def run(argv: list[str], repo: Path, data: str | None = None) -> str:
+    proc = subprocess.run(argv, cwd=repo, input=data, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
 
 
-def build(repo: Path, env: dict[str, str], files: int) -> None:
+def build(repo: Path, files: int) -> None:
     repo.mkdir()
-    run(["git", "init", "-q", "-b", "main"], repo, env)
+    run(["git", "init", "-q", "-b", "main"], repo)
     for n in range(files):
         (repo / f"src/m{n % 20}").mkdir(parents=True, exist_ok=True)
         (repo / f"src/m{n % 20}/f{n}.py").write_text(f"X = {n}\n" * 20)
-    run(["git", "add", "-A"], repo, env)
-    run(["git", "commit", "-qm", "init"], repo, env)
-    run([*SG, "init", "--hooks", "none"], repo, env)
-    run([*SG, "start", "bench", "--goal", "g", "--stop-when", "s", "--constraint", "c"], repo, env)
-    run([*SG, "checkpoint", "--step", "one", "--next", "two"], repo, env)
-    run(["git", "add", "-A"], repo, env)
-    run(["git", "commit", "-qm", "start"], repo, env)
+    run(["git", "add", "-A"], repo)
+    run(["git", "commit", "-qm", "init"], repo)
+    run([*SG, "init", "--hooks", "git", "--agent", "claude", "--agent", "codex"], repo)
+    run([*SG, "start", "bench", "--goal", "g", "--stop-when", "s", "--constraint", "c1", "--constraint", "c2"], repo)
+    run([*SG, "checkpoint", "--step", "one", "--next", "two"], repo)
+    run(["git", "add", "-A"], repo)
+    run(["git", "commit", "-qm", "start"], repo)
 
 
-def median_ms(argv: list[str], repo: Path, env: dict[str, str], data: str | None, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        run(argv, repo, env, data)
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+class Transcript:
+    """A Claude Code JSONL transcript that grows by one tool round at a time."""
+
+    def __init__(self, path: Path, cwd: Path) -> None:
+        self.path, self.cwd, self.turns = path, cwd, 0
+        self._write({"type": "system", "content": "You are a coding agent (bench).", "sessionId": "bench"})
+        self._write({"type": "user", "sessionId": "bench", "uuid": "u0",
+                     "message": {"role": "user", "content": "Fix every module (bench)."}})
+
+    def _write(self, entry: dict[str, object]) -> None:
+        with self.path.open("a") as handle:
+            handle.write(json.dumps(entry) + "\n")
+
+    def grow(self, lines: int = 60) -> None:
+        self.turns += 1
+        n, call = self.turns, f"toolu_{self.turns:06d}"
+        self._write({"type": "assistant", "sessionId": "bench", "uuid": f"a{n}", "message": {"role": "assistant",
+                     "content": [{"type": "text", "text": f"Turn {n}: checking module {n % 20}."},
+                                 {"type": "tool_use", "id": call, "name": "Bash",
+                                  "input": {"command": f"python -m pytest -q tests/test_m{n % 20}.py"}}]}})
+        output = "".join(f"tests/test_m{n % 20}.py::test_{k:03d} PASSED [{k:3d}%]\n" for k in range(lines))
+        self._write({"type": "user", "sessionId": "bench", "uuid": f"r{n}", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": output + f"{lines} passed\n"}]}})
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--big-mb", type=float, default=5.0)
     args = parser.parse_args()
+    compile_bytecode()
     with tempfile.TemporaryDirectory() as tmp:
-        env = isolate(Path(tmp))
+        isolate(Path(tmp) / "home")
         repo = Path(tmp) / "repo"
-        build(repo, env, args.files)
+        build(repo, args.files)
+        transcript = Transcript(Path(tmp) / "session.jsonl", repo)
+        for _ in range(args.turns):
+            transcript.grow()
+        big = Transcript(Path(tmp) / "big.jsonl", repo)
+        while big.path.stat().st_size < args.big_mb * 1024 * 1024:
+            big.grow()
+        samples = measure(repo, transcript, big, args.rounds)
+        report(samples, args, big)
 
-        def payload(event: str, **extra: object) -> str:
-            return json.dumps({"session_id": "b", "cwd": str(repo), "hook_event_name": event, **extra})
 
-        rows = [
-            ("python -c pass", [sys.executable, "-c", "pass"], None),
-            ("git status", ["git", "status", "--porcelain"], None),
-            ("hook claude session-start", [*SG, "hook", "claude", "session-start"], payload("SessionStart")),
-            ("hook claude stop (fresh)", [*SG, "hook", "claude", "stop"], payload("Stop", stop_hook_active=False)),
-            ("hook claude pre-compact (no change)", [*SG, "hook", "claude", "pre-compact"], payload("PreCompact")),
-        ]
-        print(f"{args.files} tracked files, median of {args.repeat} runs")
-        for label, argv, data in rows:
-            print(f"  {label:<40} {median_ms(argv, repo, env, data, args.repeat):8.1f} ms")
-        (repo / "src/m0/f0.py").write_text("edited\n")
-        stale = [*SG, "hook", "claude", "stop"]
-        print(f"  {'hook claude stop (stale, held once)':<40} "
-              f"{median_ms(stale, repo, env, payload('Stop', stop_hook_active=True), args.repeat):8.1f} ms")
+def measure(repo: Path, transcript: Transcript, big: Transcript, rounds: int) -> dict[str, list[float]]:
+    state = {"round": 0}
+
+    def payload(event: str, session: str = "bench-s", **extra: object) -> str:
+        return json.dumps({"session_id": session, "cwd": str(repo), "hook_event_name": event,
+                           "transcript_path": str(transcript.path), **extra})
+
+    def edit() -> None:
+        state["round"] += 1
+        (repo / "src/m0/f0.py").write_text(f"edited {state['round']}\n")
+
+    def record() -> None:
+        run([*SG, "checkpoint", "--step", f"step {state['round']}"], repo)
+
+    def then(*actions: Callable[[], None]) -> Callable[[], None]:
+        return lambda: [action() for action in actions] and None
+
+    hook = [*SG, "hook"]
+    steps: list[tuple[str, list[str], Callable[[], str], Callable[[], None] | None]] = [
+        ("python -c pass", [sys.executable, "-c", "pass"], lambda: "", None),
+        ("claude session-start (new session)", [*hook, "claude", "session-start"],
+         lambda: payload("SessionStart", session=f"s{state['round']}", source="startup"), None),
+        ("claude stop (nothing to record)", [*hook, "claude", "stop"],
+         lambda: payload("Stop", stop_hook_active=False), None),
+        ("claude stop (an edit: held)", [*hook, "claude", "stop"],
+         lambda: payload("Stop", stop_hook_active=False), edit),
+        ("claude stop (held already: a note)", [*hook, "claude", "stop"],
+         lambda: payload("Stop", stop_hook_active=False), None),
+        ("claude pre-compact (context saved)", [*hook, "claude", "pre-compact"],
+         lambda: payload("PreCompact", trigger="auto"), then(record, transcript.grow)),
+        ("claude pre-compact (edit: checkpoint + context)", [*hook, "claude", "pre-compact"],
+         lambda: payload("PreCompact", trigger="auto"), then(edit, transcript.grow)),
+        ("claude session-end (context, close)", [*hook, "claude", "session-end"],
+         lambda: payload("SessionEnd", reason="exit"), then(record, transcript.grow)),
+        ("codex session-start (new session)", [*hook, "codex", "session-start"],
+         lambda: payload("SessionStart", session=f"c{state['round']}", source="startup"), None),
+        ("codex stop (nothing to record)", [*hook, "codex", "stop"],
+         lambda: payload("Stop", stop_hook_active=False), None),
+        ("codex session-end (context, close)", [*hook, "codex", "session-end"],
+         lambda: payload("SessionEnd", reason="other"), transcript.grow),
+        (f"context save --from ({big.path.stat().st_size / 1e6:.1f} MB)", [*SG, "context", "save", "--from",
+                                                                          str(big.path)], lambda: "", big.grow),
+    ]
+    samples: dict[str, list[float]] = {name: [] for name, *_ in steps}
+    for _ in range(rounds):
+        for name, argv, data, before in steps:
+            if before is not None:
+                before()
+            body = data()
+            started = time.perf_counter()
+            proc = subprocess.run(argv, cwd=repo, input=body, capture_output=True, text=True)
+            samples[name].append((time.perf_counter() - started) * 1000)
+            if proc.returncode != 0 or "Traceback" in proc.stderr:
+                raise SystemExit(f"{name} failed:\n{proc.stdout}\n{proc.stderr}")
+    return samples
+
+
+def report(samples: dict[str, list[float]], args: argparse.Namespace, big: Transcript) -> None:
+    unit = statistics.median(samples["python -c pass"])
+    print(f"{args.files} tracked files, a transcript of {args.turns}+ turns, median of {args.rounds} interleaved "
+          f"rounds; {scale()}")
+    print(f"  {'':48} {'ms':>8} {'start-ups':>10}")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"  {name:<48} {median:8.1f} {median / unit:10.2f}")
 
 
 if __name__ == "__main__":

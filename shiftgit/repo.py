@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from shiftgit.errors import GitError, UsageError
 
@@ -34,15 +33,16 @@ def clean_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     path: str
     blob: str | None
     status: str
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
+    """A work tree and its git dirs. (NamedTuples here, not dataclasses: importing `dataclasses` pulls
+    `inspect`, a cost every agent hook would pay.)"""
+
     root: Path
     git_dir: Path
     common_dir: Path
@@ -92,7 +92,7 @@ class Repo:
         real = self.index_path()
         try:
             if real.exists():
-                shutil.copy2(real, tmp)  # keeps the mtime: git's racy-clean check then sees same-second edits
+                _copy_keeping_mtime(real, tmp)  # git's racy-clean check then sees same-second edits
             env = clean_env(GIT_INDEX_FILE=str(tmp))
             self.git("add", "-A", "--", ":/", env=env)
             self.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
@@ -143,9 +143,18 @@ class Repo:
         return proc.stdout if proc.returncode == 0 else None
 
 
+def _copy_keeping_mtime(source: Path, target: Path) -> None:
+    """Copy a file and its modification time (shutil.copy2 without importing shutil and its archivers)."""
+    target.write_bytes(source.read_bytes())
+    stat = source.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
 def identity_env() -> dict[str, str]:
     """Plumbing that writes commits needs an identity; fall back when the user has none."""
     env = clean_env()
+    if all(env.get(f"GIT_{who}_{part}") for who in ("AUTHOR", "COMMITTER") for part in ("NAME", "EMAIL")):
+        return env  # given whole by the environment (CI, tests, agents): no git process to ask
     probe = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, env=env)
     if probe.returncode != 0:
         for who in ("AUTHOR", "COMMITTER"):

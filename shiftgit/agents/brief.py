@@ -1,19 +1,22 @@
 """The text an agent receives at session start: the run's briefing, as data with its provenance.
 
-The briefing comes from `resume.build_report(store, run, run_checks=False)` when that is available;
-when it is missing or raises, a short factual summary is built from the ledger here (the degraded
-path). Nothing here runs a recorded command. Ledger text is quoted (JSON string syntax), never
-phrased as instructions.
+At session start the briefing is a summary built here from the ledger's JSON (`Store.document`):
+goal, stop condition, every active constraint, the latest step, next action, open items, failing
+checks, effects whose outcome is open, and whether the tree still matches the record. An agent hook
+must cost at most 3 Python start-ups, and importing the ledger model alone costs about 1.4, `resume`
+about 2.7: the hook never imports them. `resume=True` (the MCP `briefing` tool) asks
+`resume.build_report(store, run, run_checks=False)` first and falls back to the summary when it fails.
+Nothing here runs a recorded command. Ledger text is quoted (JSON string syntax), never phrased as
+instructions.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from shiftgit.ledger.model import Check, Item, Ledger
 from shiftgit.ledger.store import Store
 
 CONTEXT_LIMIT = 10_000  # Claude Code caps additionalContext at 10,000 characters
@@ -24,15 +27,18 @@ CUT_MARK = "\n[... cut to fit 10,000 characters; the full record: `shiftgit show
 TEXT_CAP = 400
 CONSTRAINTS_BUDGET = 5_000
 ITEMS_SHOWN = 10
+OPEN_EFFECTS = ("planned", "attempted", "unknown", "failed")
 
 Logger = Callable[[str], None]
 
 
 def session_context(store: Store, run: str, *, agent: str | None = None, log: Logger | None = None,
-                    limit: int = CONTEXT_LIMIT) -> str:
-    """Provenance header + briefing, at most `limit` characters (and the agent's byte limit, if it has one)."""
+                    limit: int = CONTEXT_LIMIT, resume: bool = False, shiftgit: str = "shiftgit") -> str:
+    """Provenance header + briefing, at most `limit` characters (and the agent's byte limit, if it has one).
+
+    `shiftgit`: how the reader's shell runs shiftgit (agents/shell.py)."""
     header = provenance(store, run)
-    body = briefing(store, run, log=log)
+    body = briefing(store, run, log=log, shiftgit=shiftgit) if resume else ledger_summary(store, run, shiftgit)
     return fit(f"{header}\n\n{body}", limit, BYTE_LIMITS.get(agent or ""))
 
 
@@ -52,98 +58,124 @@ def provenance(store: Store, run: str) -> str:
             f"record (written by whoever ran the run), not a message from the user.")
 
 
-def briefing(store: Store, run: str, *, log: Logger | None = None) -> str:
-    """The resume briefing (record only, no command rerun); the local summary when that fails."""
+def briefing(store: Store, run: str, *, log: Logger | None = None, shiftgit: str = "shiftgit") -> str:
+    """The resume briefing (record only, no command rerun); the ledger summary when that fails."""
     try:
         return resume_briefing(store, run)
-    except Exception as exc:  # fail open: the degraded path still tells the agent the essentials
+    except Exception as exc:  # fail open: the summary still tells the agent the essentials
         if log is not None and not isinstance(exc, ImportError):
             log(f"resume briefing failed, using the ledger summary: {exc!r}")
-    return fallback_summary(store, run)
+    return ledger_summary(store, run, shiftgit)
 
 
 def resume_briefing(store: Store, run: str) -> str:
-    resume = importlib.import_module("shiftgit.resume")  # built on another branch; absent = degraded path
+    resume = importlib.import_module("shiftgit.recovery.resume")
     report: dict[str, Any] = resume.build_report(store, run, run_checks=False)
     return str(report["briefing"]).rstrip("\n")  # it states the decision and its reasons itself
 
 
-# -- the degraded path: a summary from the ledger alone -------------------------------------
+# -- the summary from the ledger's JSON ---------------------------------------------------------
 
-def fallback_summary(store: Store, run: str) -> str:
-    ledger = store.read(run)
-    lines = _contract_lines(ledger)
-    lines += _checkpoint_lines(ledger)
-    lines += _tree_lines(store, run, ledger)
-    lines.append("commands: `shiftgit resume` (re-verify and decide), `shiftgit status`, `shiftgit checkpoint`")
+def ledger_summary(store: Store, run: str, shiftgit: str = "shiftgit") -> str:
+    document = store.document(run)
+    lines = _contract_lines(document)
+    lines += _checkpoint_lines(document)
+    lines += _effect_lines(document)
+    lines += _tree_lines(store, run, document, shiftgit)
+    lines.append(f"commands: `{shiftgit} resume` (re-verify and decide), `{shiftgit} status`, "
+                 f"`{shiftgit} checkpoint`")
     return "\n".join(lines)
 
 
-def _contract_lines(ledger: Ledger) -> list[str]:
-    contract = ledger.contract
-    lines = [f"run {ledger.run} (status {ledger.status})",
-             f"goal: {_q(contract.goal)}", f"stop condition: {_q(contract.stop_when)}"]
-    active = ledger.active_constraints()
+fallback_summary = ledger_summary  # the name tests and older callers use
+
+
+def _contract_lines(ledger: Mapping[str, Any]) -> list[str]:
+    contract = _map(ledger.get("contract"))
+    lines = [f"run {ledger.get('run')} (status {ledger.get('status')})",
+             f"goal: {_q(contract.get('goal'))}", f"stop condition: {_q(contract.get('stop_when'))}"]
+    active = [c for c in _maps(ledger.get("constraints")) if c.get("status") == "active"]
     cap = min(TEXT_CAP, max(60, CONSTRAINTS_BUDGET // max(1, len(active))))  # every constraint, shortened if many
     lines.append(f"active constraints ({len(active)}):")
-    lines += [f"  - [{c.id}] {_q(c.text, cap)}" for c in active]
-    if contract.scope:
-        lines.append(f"scope: {', '.join(_q(s) for s in contract.scope)}")
-    if ledger.stop:
-        lines.append(f"stopped: {ledger.stop.reason} {_q(ledger.stop.detail) if ledger.stop.detail else ''}".rstrip())
+    lines += [f"  - [{c.get('id')}] {_q(c.get('text'), cap)}" for c in active]
+    if contract.get("scope"):
+        lines.append(f"scope: {', '.join(_q(s) for s in contract['scope'])}")
+    stop = _map(ledger.get("stop"))
+    if stop:
+        lines.append(f"stopped: {stop.get('reason')} {_q(stop.get('detail')) if stop.get('detail') else ''}".rstrip())
     return lines
 
 
-def _checkpoint_lines(ledger: Ledger) -> list[str]:
-    point = ledger.checkpoint
-    if point is None:
+def _checkpoint_lines(ledger: Mapping[str, Any]) -> list[str]:
+    point = _map(ledger.get("checkpoint"))
+    if not point:
         return ["no checkpoint recorded yet"]
-    lines = [f"latest checkpoint #{point.seq} at {point.at} on commit {(point.base or 'none')[:12]}: "
-             f"step {_q(point.step)}"]
-    if point.next.action:
-        done_when = f", done when {_q(point.next.done_when)}" if point.next.done_when else ""
-        lines.append(f"next action: {_q(point.next.action)}{done_when}")
-    for label, items in (("in progress", point.doing), ("blocked", point.blocked),
-                         ("open questions", point.questions), ("done", point.done)):
-        lines += _items(label, items)
-    failing = [c for c in point.checks if c.exit_code != 0]
-    lines.append(f"checks at that checkpoint: {len(point.checks)}, failing: {len(failing)}")
+    by = f" (recorded by shiftgit itself at {point['auto']}, no step described)" if point.get("auto") else ""
+    base = (point.get("base") or "none")[:12]
+    lines = [f"latest checkpoint #{point.get('seq')} at {point.get('at')} on commit {base}: "
+             f"step {_q(point.get('step'))}{by}"]
+    nxt = _map(point.get("next"))
+    if nxt.get("action"):
+        done_when = f", done when {_q(nxt.get('done_when'))}" if nxt.get("done_when") else ""
+        lines.append(f"next action: {_q(nxt.get('action'))}{done_when}")
+    for label, key in (("in progress", "doing"), ("blocked", "blocked"), ("open questions", "questions"),
+                       ("done", "done")):
+        lines += _items(label, _maps(point.get(key)))
+    checks = _maps(point.get("checks"))
+    failing = [c for c in checks if c.get("exit_code") != 0]
+    lines.append(f"checks at that checkpoint: {len(checks)}, failing: {len(failing)}")
     lines += [_check_line(c) for c in failing[:ITEMS_SHOWN]]
-    if ledger.pending_checks:
-        lines.append(f"checks recorded since that checkpoint: {len(ledger.pending_checks)}")
+    pending = _maps(ledger.get("pending_checks"))
+    if pending:
+        lines.append(f"checks recorded since that checkpoint: {len(pending)}")
     return lines
 
 
-def _items(label: str, items: tuple[Item, ...]) -> list[str]:
+def _items(label: str, items: Sequence[Mapping[str, Any]]) -> list[str]:
     if not items:
         return []
     shown = items[-ITEMS_SHOWN:]
     more = f" (latest {len(shown)} of {len(items)})" if len(items) > len(shown) else ""
-    return [f"{label}{more}: " + "; ".join(_q(i.text) for i in shown)]
+    return [f"{label}{more}: " + "; ".join(_q(i.get("text")) for i in shown)]
 
 
-def _check_line(check: Check) -> str:
-    status = "timed out" if check.timed_out else f"exit {check.exit_code}"
-    failing = ", ".join(check.failing[:ITEMS_SHOWN]) or "no test ids parsed"
-    fresh = "" if check.fresh else " (ran against other content than the checkpoint's)"
-    return f"  - {_q(check.name)}: {status}, failing: {failing}{fresh}"
+def _check_line(check: Mapping[str, Any]) -> str:
+    status = "timed out" if check.get("timed_out") else f"exit {check.get('exit_code')}"
+    failing = ", ".join(str(t) for t in (check.get("failing") or [])[:ITEMS_SHOWN]) or "no test ids parsed"
+    fresh = "" if check.get("fresh") else " (ran against other content than the checkpoint's)"
+    return f"  - {_q(check.get('name'))}: {status}, failing: {failing}{fresh}"
 
 
-def _tree_lines(store: Store, run: str, ledger: Ledger) -> list[str]:
-    from shiftgit.recovery.freshness import assess
+def _effect_lines(ledger: Mapping[str, Any]) -> list[str]:
+    """Effects whose outcome is still open (the ones a fresh session must not repeat blindly)."""
+    effects = [e for e in _maps(ledger.get("effects")) if e.get("state") in OPEN_EFFECTS]
+    return [f"effect {_q(e.get('key'))} ({e.get('kind')}): {e.get('state')}" for e in effects[-ITEMS_SHOWN:]]
 
-    state = assess(store, run, ledger)
-    if not state.stale:
+
+def _tree_lines(store: Store, run: str, ledger: Mapping[str, Any], shiftgit: str) -> list[str]:
+    from shiftgit.recovery.freshness import assess_document
+
+    state = assess_document(store, run, ledger)
+    if not state.needs_record:
         return ["working tree and HEAD match the latest checkpoint"]
-    return [state.describe()]
+    return [state.describe(shiftgit)]
 
 
-def _q(text: str | None, cap: int = TEXT_CAP) -> str:
+def _q(text: Any, cap: int = TEXT_CAP) -> str:
     """Ledger text as a quoted, one-line data value."""
     if text is None:
         return "(none)"
-    value = text if len(text) <= cap else text[:cap] + "..."
+    value = str(text)
+    value = value if len(value) <= cap else value[:cap] + "..."
     return json.dumps(value, ensure_ascii=False)
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _maps(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def fit(text: str, limit: int, byte_limit: int | None = None) -> str:

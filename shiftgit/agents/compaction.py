@@ -194,8 +194,15 @@ def _one_line(text: str, cap: int) -> str:
 
 
 def _last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip() and not line.strip().startswith("</")]
-    return lines[-1] if lines else ""
+    """The last line that says something (a closing tag such as `</untrusted_context>` does not)."""
+    end = len(text)
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end].strip()
+        if line and not line.startswith("</"):
+            return line
+        end = start - 1
+    return ""
 
 
 def _size(parts: Sequence[str]) -> int:

@@ -2,8 +2,9 @@
 
 `save` reads a transcript (agents/transcripts.py), compacts it with the run's running summary from the
 ledger (agents/compaction.py), redacts secrets, and stores it as a commit whose tree holds `context.md`
-(the text) and `meta.json` (format, session, sizes, when), parent the previous save. A save that would
-store the same text again stores nothing. `show` reads the latest. `sync` carries the ref.
+(the text), its message the subject line and a JSON object (format, session, turn, sizes, when), parent
+the previous save: `git log refs/shift/context/<run>` lists the saves. A save that would store the same
+text again stores nothing. `show` reads the latest. `sync` carries the ref.
 
 Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
 """
@@ -23,7 +24,6 @@ from shiftgit.git import shiftrefs
 from shiftgit.ledger.store import Store
 
 TEXT = "context.md"
-META = "meta.json"
 ITEM_CAP = 300  # characters of one decision, step or item in the summary
 CONSTRAINTS_BUDGET = 6_000  # every active constraint is kept; each is shortened when there are many
 STEPS_SHOWN = 12
@@ -71,32 +71,37 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
     transcript = read(path)
     document = store.document(run)  # an unknown or broken run fails here, before any write
     text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
-    current = shiftrefs.read(store.repo, ref(run), TEXT)
-    if current is not None and current.decode("utf-8", "replace") == text:
+    last = shiftrefs.tip(store.repo, ref(run), TEXT)
+    if last.file is not None and last.file.decode("utf-8", "replace") == text:
         return None
     who = session or transcript.session
     meta = {"run": run, "format": transcript.format, "agent": agent or transcript.format, "session": who,
             "turn": turn, "saved_at": _now(), "entries": len(transcript.entries), "chars": len(text),
             "transcript_bytes": path.stat().st_size, "unreadable_lines": transcript.skipped}
-    message = f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)"
-    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode(), META: _json(meta)}, message).commit
+    message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
+               f"{_json(meta)}")
+    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "").commit
     return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
 
 
 def show(store: Store, run: str) -> dict[str, Any]:
-    """The latest saved context of `run`: its text, its meta data and commit. UsageError when none."""
-    commit = store.repo.ref(ref(run))
-    text = shiftrefs.read(store.repo, ref(run), TEXT) if commit else None
-    if commit is None or text is None:
+    """The latest saved context of `run`: its text, its meta data (from the commit message), its commit.
+    UsageError when there is none."""
+    last = shiftrefs.tip(store.repo, ref(run), TEXT)
+    if last.commit is None or last.file is None:
         raise UsageError(f"no conversation saved for run {run!r}; save one with "
                          f"`shiftgit context save {run} --from TRANSCRIPT`")
-    raw = shiftrefs.read(store.repo, ref(run), META)
+    return {**_meta(last.message or ""), "run": run, "commit": last.commit,
+            "text": last.file.decode("utf-8", "replace")}
+
+
+def _meta(message: str) -> dict[str, Any]:
+    """The JSON object after the subject line of a save's commit message ({} when there is none)."""
     try:
-        meta = json.loads(raw) if raw else {}
+        meta = json.loads(message.split("\n\n", 1)[1]) if "\n\n" in message else {}
     except ValueError:
-        meta = {}
-    return {**(meta if isinstance(meta, dict) else {}), "run": run, "commit": commit,
-            "text": text.decode("utf-8", "replace")}
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def build(run: str, document: Mapping[str, Any], transcript: Transcript, *, agent: str, settings: Settings) -> str:
@@ -169,10 +174,10 @@ def _maps(value: Any) -> list[Mapping[str, Any]]:
     return [v for v in value or () if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
-def _json(data: Mapping[str, Any]) -> bytes:
+def _json(data: Mapping[str, Any]) -> str:
     from shiftgit.ledger.secrets import redact_obj
 
-    return (json.dumps(redact_obj(dict(data)), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    return json.dumps(redact_obj(dict(data)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _now() -> str:

@@ -15,7 +15,7 @@ The ledger is read as JSON (no model, no jsonschema for bytes shiftgit wrote).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from shiftgit.agents import private
 from shiftgit.ledger.store import Store
@@ -24,8 +24,7 @@ from shiftgit.repo import Repo
 BLOCKS_KEPT = 100
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """What the gate decided: hold with a reason, or a note for the human, or nothing."""
 
     block: str | None = None

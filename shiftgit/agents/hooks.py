@@ -117,10 +117,11 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload) -> Ans
     """The briefing first (it quotes the ledger as committed), then the session joins the ledger."""
     from shiftgit.agents import sessions
     from shiftgit.agents.brief import session_context
-
+    from shiftgit.agents.hold import shiftgit_command
     from shiftgit.errors import ShiftError
 
-    context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m))
+    context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m),
+                              shiftgit=shiftgit_command(store.repo))
     try:
         sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript)
         sessions.start(store, run, agent, payload.session)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any, TypeVar
 
 from shiftgit.errors import ShiftError, UsageError
@@ -46,7 +45,7 @@ def briefing(cwd: str, run: str | None = None) -> str:
     from shiftgit.agents.brief import session_context
 
     store = Store.open(cwd)
-    return session_context(store, store.resolve_run(run))
+    return session_context(store, store.resolve_run(run), resume=True)
 
 
 def status(cwd: str) -> dict[str, Any]:
@@ -61,7 +60,7 @@ def freshness(cwd: str, run: str | None = None) -> dict[str, Any]:
 
     store = Store.open(cwd)
     state = assess(store, store.resolve_run(run))
-    report = asdict(state)
+    report = state._asdict()
     report["files"] = list(state.files)
     report["stale"] = state.stale
     report["message"] = state.describe() if state.stale else "the ledger matches the working tree and HEAD"

@@ -14,8 +14,8 @@ values only.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -94,7 +94,7 @@ def _int(value: Any) -> int:
 def start(store: Store, run: str, agent: str, session: str) -> None:
     """Add this session to the run's `sessions` (or reopen it); bring other sessions' turn counts up to date."""
     counts = _counts(store.repo, run)
-    entry = {"id": session, "agent": agent, "host": socket.gethostname(), "started_at": now_iso(),
+    entry = {"id": session, "agent": agent, "host": _host(), "started_at": now_iso(),
              "ended_at": None, "turns": counts.get((agent, session), 0), "verified_first": None}
 
     def change(document: dict[str, Any]) -> dict[str, Any] | None:
@@ -122,7 +122,7 @@ def end(store: Store, run: str, agent: str, session: str) -> None:
         sessions = _entries(document)
         found = _find(sessions, agent, session)
         if found is None:
-            found = {"id": session, "agent": agent, "host": socket.gethostname(), "started_at": None,
+            found = {"id": session, "agent": agent, "host": _host(), "started_at": None,
                      "verified_first": None}
             sessions.append(found)
         found["ended_at"] = at
@@ -132,6 +132,10 @@ def end(store: Store, run: str, agent: str, session: str) -> None:
         return document
 
     store.patch(run, change)
+
+
+def _host() -> str:
+    return os.uname().nodename or "unknown"  # as socket.gethostname(), without importing socket
 
 
 def _counts(repo: Repo, run: str) -> dict[tuple[str, str], int]:

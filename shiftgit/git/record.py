@@ -10,9 +10,8 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from shiftgit.repo import EMPTY_TREE, SHIFT_DIR, FileEntry, Repo, clean_env
 
@@ -45,8 +44,7 @@ class Checkpoint(Protocol):
     def files(self) -> Sequence[RecordedFile]: ...
 
 
-@dataclass(frozen=True)
-class Provenance:
+class Provenance(NamedTuple):
     """Who last changed a ledger file in git, and whether the working copy differs from HEAD's."""
 
     commit: str | None
@@ -64,8 +62,7 @@ class Provenance:
         return {"commit": self.commit, "author": self.author, "date": self.date, "uncommitted": self.uncommitted}
 
 
-@dataclass(frozen=True)
-class HeadState:
+class HeadState(NamedTuple):
     """Whether the record matches HEAD (SPEC §6), with the commits made since the checkpoint's base."""
 
     matches: bool
@@ -174,12 +171,33 @@ def head_state(repo: Repo, point: Checkpoint, rel_path: str, head: str | None = 
     head, base = head or repo.head(), point.base
     if head is not None and head == base:  # the common case: no commit since the checkpoint, no git call
         return HeadState(True, head, base, None, ())
+    if head is not None and base is not None and _carries(repo, head, base, rel_path, point.id):
+        return HeadState(True, head, base, head, ())  # the other common case: HEAD is the handoff commit
     pairs = _commits_between(repo, base, head)
     carrier = next((c for c, parent in pairs
                     if parent == base and committed_checkpoint_id(repo, c, rel_path) == point.id), None)
     others = tuple(c for c, _ in pairs if c != carrier)
     matches = head == base or (head is not None and head == carrier)
     return HeadState(matches, head, base, carrier, others)
+
+
+def _carries(repo: Repo, head: str, base: str, rel_path: str, checkpoint_id: str) -> bool:
+    """HEAD's first parent is `base` and HEAD's ledger carries the checkpoint: one `cat-file --batch`."""
+    from shiftgit.git.notestree import CatFile
+
+    with CatFile(repo.root, clean_env()) as cat:
+        commit, ledger = cat.get([head, f"{head}:{rel_path}"])
+    if commit is None or ledger is None:
+        return False
+    headers = commit[2].split(b"\n\n", 1)[0].split(b"\n")
+    parents = [line[7:].decode() for line in headers if line.startswith(b"parent ")]
+    if parents[:1] != [base]:
+        return False
+    try:
+        point = json.loads(ledger[2]).get("checkpoint")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(point, dict) and point.get("id") == checkpoint_id
 
 
 def _commits_between(repo: Repo, base: str | None, head: str | None) -> list[tuple[str, str | None]]:

@@ -2,19 +2,22 @@
 
 Used for a run's compacted conversation (`refs/shift/context/<run>`, the tree replaced at each save)
 and for kept check outputs (`refs/shift/outputs/<run>`, each save adds a file to the previous tree).
-Nothing here touches HEAD, the index or the working tree; the ref moves compare-and-swap, so writers in
-several worktrees (or `sync`) never lose a save. `sync` carries every `refs/shift/` ref.
+Nothing here touches HEAD, the index or the working tree. The ref moves compare-and-swap: a concurrent
+save (another worktree, `sync`) makes this one start again from the new tip instead of losing either.
+`sync` carries every `refs/shift/` ref. (Plain plumbing, not `git fast-import`: measured here, one
+fast-import writing a pack costs more than the four small commands.)
 """
 
 from __future__ import annotations
 
-import secrets as _random
+import os
 import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
 from shiftgit.errors import GitError
-from shiftgit.repo import Repo
+from shiftgit.git.notestree import CatFile
+from shiftgit.repo import Repo, clean_env
 
 RETRIES = 20
 
@@ -24,57 +27,61 @@ class Saved(NamedTuple):
     blobs: dict[str, str]  # file name -> blob id
 
 
-def save(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, *, carry: bool = False) -> Saved:
-    """A commit whose tree holds `files` (plus the previous tree's other files when `carry`), on `ref`.
+class Tip(NamedTuple):
+    """A ref's commit, that commit's message, and one file of its tree (None for what is missing)."""
 
-    Blobs are written first; the ref moves only if nobody moved it meanwhile (else the save starts
-    again from the new tip, a bounded number of times).
-    """
-    blobs = {name: _blob(repo, data) for name, data in files.items()}
-    for attempt in range(RETRIES + 1):
-        previous = repo.ref(ref)
-        entries = _entries(repo, previous) if carry and previous else {}
-        entries.update({name: ("100644", "blob", oid) for name, oid in blobs.items()})
-        tree = repo.git("mktree", input="".join(f"{m} {t} {oid}\t{name}\n" for name, (m, t, oid)
-                                                 in sorted(entries.items()))).strip()
-        commit = repo.commit_tree(tree, [previous] if previous else [], message)
-        try:
-            repo.update_ref(ref, commit, previous or _zero(repo), message)
-            return Saved(commit, blobs)
-        except GitError:
-            if attempt == RETRIES:
-                raise
-            time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
-    raise AssertionError("unreachable")
+    commit: str | None
+    message: str | None
+    file: bytes | None
+
+
+def tip(repo: Repo, ref: str, name: str) -> Tip:
+    """The ref's commit, its message and the bytes of file `name` in it, in one git process."""
+    with CatFile(repo.root, clean_env()) as cat:
+        commit, found = cat.get([ref, f"{ref}:{name}"])
+    if commit is None or commit[1] != "commit":
+        return Tip(None, None, None)
+    message = commit[2].split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in commit[2] else ""
+    return Tip(commit[0], message, found[2] if found else None)
 
 
 def read(repo: Repo, ref: str, name: str) -> bytes | None:
     """The bytes of file `name` in the tip of `ref`; None when there is no such ref or file."""
-    return repo.show(f"{ref}:{name}") if repo.ref(ref) else None
+    return tip(repo, ref, name).file
 
 
-def names(repo: Repo, ref: str) -> list[str]:
-    """The files in the tip of `ref` (none when it does not exist)."""
-    tip = repo.ref(ref)
-    return sorted(_entries(repo, tip)) if tip else []
+def save(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, *, carry: bool = False,
+         previous: str | None = None) -> Saved:
+    """A commit whose tree holds `files` (plus the previous tree's other files when `carry`), on `ref`,
+    its parent the ref's tip: `previous` when the caller just read it ("" for no ref yet), else read here."""
+    blobs = {name: repo.git("hash-object", "-w", "--stdin", input=data).strip() for name, data in files.items()}
+    parent = previous if previous is not None else (repo.ref(ref) or "")
+    for attempt in range(RETRIES + 1):
+        entries = _entries(repo, parent) if carry and parent else {}
+        entries.update({name: f"100644 blob {oid}" for name, oid in blobs.items()})
+        tree = repo.git("mktree", input="".join(f"{meta}\t{name}\n" for name, meta in entries.items())).strip()
+        commit = repo.commit_tree(tree, [parent] if parent else [], message)
+        try:
+            repo.update_ref(ref, commit, parent or _zero(commit), message.split("\n", 1)[0])
+            return Saved(commit, blobs)
+        except GitError:
+            if attempt == RETRIES:
+                raise
+        time.sleep(int.from_bytes(os.urandom(2), "big") % (20 * (attempt + 1)) / 1000)
+        parent = repo.ref(ref) or ""
+    raise AssertionError("unreachable")
 
 
-def _blob(repo: Repo, data: bytes) -> str:
-    return repo.git("hash-object", "-w", "--stdin", input=data).strip()
-
-
-def _entries(repo: Repo, commit: str) -> dict[str, tuple[str, str, str]]:
-    out = repo.git("ls-tree", "-z", commit)
+def _entries(repo: Repo, commit: str) -> dict[str, str]:
+    """name -> "mode type id" for the files at the top of `commit`'s tree."""
     entries = {}
-    for line in out.split("\0"):
+    for line in repo.git("ls-tree", "-z", commit).split("\0"):
         meta, _, name = line.partition("\t")
-        parts = meta.split(" ")
-        if len(parts) == 3 and name:
-            entries[name] = (parts[0], parts[1], parts[2])
+        if name:
+            entries[name] = meta
     return entries
 
 
-def _zero(repo: Repo) -> str:
-    """The null object id in this repository's hash (sha1 or sha256)."""
-    fmt = repo.git("rev-parse", "--show-object-format", check=False).strip()
-    return "0" * (64 if fmt == "sha256" else 40)
+def _zero(oid: str) -> str:
+    """The null id in the hash of this repository (a sha1 or a sha256 id is 40 or 64 hex digits)."""
+    return "0" * len(oid)

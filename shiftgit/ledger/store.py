@@ -58,9 +58,12 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def _remove_stale_temps(folder: Path) -> None:
     """Temp files left by killed writers (their pid is gone) are removed; live ones are left alone."""
-    from shiftgit.procs import pid_exists
+    temps = list(folder.glob(".*.tmp"))
+    if not temps:
+        return
+    from shiftgit.procs import pid_exists  # only now: it loads ctypes
 
-    for tmp in folder.glob(".*.tmp"):
+    for tmp in temps:
         pid = tmp.name.rsplit(".", 2)[-2]
         if pid.isdigit() and not pid_exists(int(pid)):
             tmp.unlink(missing_ok=True)
@@ -172,16 +175,23 @@ class Store:
             validated.record(self.repo.git_dir, [data])
         return ledger
 
-    def write(self, ledger: Ledger) -> None:
-        """Validate, redact secrets from every string, write atomically."""
-        from shiftgit.ledger.schema import schema_errors
+    def write(self, ledger: Ledger, *, checked: bool = True) -> None:
+        """Validate, redact secrets from every string, write atomically.
+
+        `checked=False` skips the schema check (jsonschema's import alone costs more than an agent hook
+        may): only for a ledger read valid and changed by shiftgit's own typed code, as the agent hooks'
+        automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
+        """
         from shiftgit.ledger.secrets import redact_obj
 
         document = redact_obj(ledger.to_dict())
         assert isinstance(document, dict)
-        problems = schema_errors(document)
-        if problems:  # a bug, not bad input: keep the traceback
-            raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
+        if checked:
+            from shiftgit.ledger.schema import schema_errors
+
+            problems = schema_errors(document)
+            if problems:  # a bug, not bad input: keep the traceback
+                raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)
         if path.parent.exists():
             _remove_stale_temps(path.parent)
@@ -216,17 +226,17 @@ class Store:
                                  f"`shiftgit resume {ledger.run}`")
             self.write(ledger)
 
-    def update(self, run: str, change: Callable[[Ledger], Ledger]) -> Ledger:
+    def update(self, run: str, change: Callable[[Ledger], Ledger], *, checked: bool = True) -> Ledger:
         """Read, change and write one ledger under its lock (the lock dies with its holder).
 
-        Wall minutes since the previous write accrue to the run's spend (budgets.accrue).
+        Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`: see `write`.
         """
         from shiftgit.ledger.budgets import accrue
 
         with self.lock(run):
             before = self.read(run)
             ledger = accrue(before, change(before))
-            self.write(ledger)
+            self.write(ledger, checked=checked)
             return ledger
 
     @contextlib.contextmanager

@@ -12,7 +12,6 @@ a command recorded, and the end-of-turn hold treats those files as not yet recor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from shiftgit.git.record import Checkpoint, edits_since, head_state
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
 FILES_SHOWN = 20
 
 
-@dataclass(frozen=True)
-class Freshness:
+class Freshness(NamedTuple):
     """What separates the working tree and HEAD from the run's latest checkpoint."""
 
     run: str

@@ -52,8 +52,10 @@ class CheckpointInput:
     session: str | None = None
 
 
-def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
-    """Record what the tree holds now (from git, never from the caller), with the evidence since."""
+def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool = True) -> Checkpoint:
+    """Record what the tree holds now (from git, never from the caller), with the evidence since.
+
+    `checked=False` (the agent hooks) writes without the schema check: see `Store.write`."""
     if spec.tokens < 0 or spec.cost < 0:
         raise UsageError("--tokens and --cost add spend; they cannot be negative")
     store.read(run)  # fail on a broken ledger before touching git objects
@@ -87,7 +89,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
         made.append(point)
         return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
 
-    store.update(run, change)
+    store.update(run, change, checked=checked)
     return made[0]
 
 
