@@ -147,9 +147,10 @@ def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
 
 
 def _status(entry: Entry) -> str:
+    """The exit code when the agent recorded one, else what it said: ok or error."""
     if entry.exit_code is not None:
         return f" exit {entry.exit_code}"
-    return " error" if entry.error else ""
+    return " error" if entry.error else " ok"
 
 
 def _fit_lines(lines: list[str], room: int, what: str) -> str:

@@ -30,6 +30,9 @@ MERGE_DRIVER = "shiftgit-ledger"
 ATTRIBUTE = f"runs/*/ledger.json merge={MERGE_DRIVER}"
 TRACKING = "refs/shift-remote"
 SNAPSHOTS = "refs/shift/"
+# Ref families a clone takes whole from the remote when it has none of its own: a run's saved conversation
+# and kept check outputs (diverged ones merge like snapshots: both histories kept).
+CARRIED = ("refs/shift/context/", "refs/shift/outputs/")
 ZERO = "0" * 40
 
 
@@ -122,6 +125,7 @@ def _merge_all(repo: Repo, remote: str, report: Report) -> bool:
     report.notes = outcome
     for ref, how in _merge_snapshots(repo, remote).items():
         report.snapshots[ref] = how
+    report.snapshots.update(_adopt(repo, remote))
     return True
 
 
@@ -184,6 +188,14 @@ def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
         if _swap(repo, ref, commit, mine):
             done[ref] = "merged"
     return done
+
+
+def _adopt(repo: Repo, remote: str) -> dict[str, str]:
+    """Refs of the CARRIED families only the remote has: created here, at the remote's commit."""
+    mine = _refs(repo, SNAPSHOTS)
+    theirs = {SNAPSHOTS + name: oid for name, oid in _refs(repo, f"{TRACKING}/{remote}/shift/").items()
+              if name not in mine}
+    return {ref: "fetched" for ref, oid in theirs.items() if ref.startswith(CARRIED) and _swap(repo, ref, oid, None)}
 
 
 def _push(repo: Repo, remote: str, report: Report) -> bool:
