@@ -79,8 +79,8 @@ def codex(path: Path, turns: int = 30, *, rule_at: int = 10, lines: int = 60) ->
         text("assistant", said(i))
         item({"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": command(i)}),
               "call_id": f"call_{i}"})
-        item({"type": "function_call_output", "call_id": f"call_{i}",
-              "output": f"Chunk ID: a1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n{output(i, lines)}"})
+        header = "Chunk ID: a1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n"
+        item({"type": "function_call_output", "call_id": f"call_{i}", "output": header + output(i, lines)})
         if i == rule_at:
             text("user", f"Please {RULE}.")
     item({"type": "custom_tool_call", "name": "apply_patch", "call_id": "call_patch",

@@ -6,8 +6,8 @@ on the agent's PATH) can be "command not found" for the agent. Text that asks th
 shiftgit command names it the way a login shell started from here would find it: plain `shiftgit`
 when that finds this very installation, else the interpreter running this hook with `-m shiftgit`.
 
-The probe starts one login shell (bounded); its answer is kept in the git dir per environment
-(PATH, HOME, interpreter), so a hook pays for it once.
+The probe starts one login shell (bounded); its answer is kept in the git dir per environment (PATH,
+HOME, interpreter, and the login profiles' modification times), so a hook pays for it once.
 """
 
 from __future__ import annotations
@@ -42,9 +42,22 @@ def invocation(cache: Path | None = None, environ: Mapping[str, str] | None = No
     return answer
 
 
+PROFILES = ("/etc/profile", "~/.bash_profile", "~/.bash_login", "~/.profile")
+
+
 def _key(env: Mapping[str, str]) -> str:
-    facts = "\0".join((env.get("PATH", ""), env.get("HOME", ""), sys.executable))
+    """What the answer depends on: PATH, HOME, this interpreter, and when the login profiles last changed."""
+    home = env.get("HOME", "")
+    stamps = [str(_mtime(p.replace("~", home, 1) if p.startswith("~") else p)) for p in PROFILES]
+    facts = "\0".join((env.get("PATH", ""), home, sys.executable, *stamps))
     return hashlib.sha256(facts.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _login_shell_finds_us(env: Mapping[str, str]) -> bool:

@@ -1,0 +1,157 @@
+"""Agent hooks, the issue-12 half: sessions and turns in the ledger, the conversation saved at pre-compact and
+session end, Codex's and Gemini's events, the command the agent's shell can run, and what the hooks import.
+
+Real `python -m shiftgit hook <agent> <event>` processes with each agent's JSON on stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import transcript_fixtures as tf
+from conftest import SG, Repo
+
+HEAVY = {"click", "jsonschema", "pygit2", "shiftgit.ledger.model", "dataclasses", "shiftgit.recovery.resume"}
+
+
+def payload(repo: Repo, event: str, session: str = "sess-1", transcript: Path | None = None, **extra: Any) -> str:
+    return json.dumps({"session_id": session, "transcript_path": str(transcript or repo.path / "none.jsonl"),
+                       "cwd": str(repo.path), "hook_event_name": event, **extra})
+
+
+def hook(repo: Repo, agent: str, event: str, body: str, *,
+         importtime: bool = False) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-X", "importtime", "-m", "shiftgit"] if importtime else SG
+    proc = subprocess.run([*argv, "hook", agent, event], cwd=repo.path, input=body, text=True, capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def sessions(repo: Repo) -> list[dict[str, Any]]:
+    value = repo.ledger("demo").get("sessions")
+    assert isinstance(value, list)
+    return value
+
+
+def test_a_session_is_added_at_start_counted_at_each_turn_and_closed_at_the_end(run_repo: Repo) -> None:
+    hook(run_repo, "claude", "session-start", payload(run_repo, "SessionStart", source="startup"))
+    [entry] = sessions(run_repo)
+    assert entry["id"] == "sess-1" and entry["agent"] == "claude" and entry["host"] and entry["started_at"]
+    assert entry["ended_at"] is None and entry["turns"] == 0 and "verified_first" in entry
+    before = run_repo.ledger_path("demo").read_bytes()
+    hook(run_repo, "claude", "session-start", payload(run_repo, "SessionStart", source="compact"))
+    assert run_repo.ledger_path("demo").read_bytes() == before  # the same session again: nothing new
+    stop = payload(run_repo, "Stop", stop_hook_active=False)
+    hook(run_repo, "claude", "stop", stop)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# edit\n")
+    assert '"block"' in hook(run_repo, "claude", "stop", stop).stdout  # held: the turn goes on, not counted
+    run_repo.ok("checkpoint", "--step", "edited")
+    hook(run_repo, "claude", "stop", payload(run_repo, "Stop", stop_hook_active=True))
+    hook(run_repo, "codex", "session-start", payload(run_repo, "SessionStart", session="other", source="startup"))
+    hook(run_repo, "claude", "session-end", payload(run_repo, "SessionEnd", reason="exit"))
+    mine = next(s for s in sessions(run_repo) if s["id"] == "sess-1")
+    assert mine["turns"] == 2 and mine["ended_at"] and mine["started_at"] <= mine["ended_at"]
+    other = next(s for s in sessions(run_repo) if s["id"] == "other")
+    assert other["agent"] == "codex" and other["ended_at"] is None
+    run_repo.ok("validate")  # every write the hooks made keeps the schema
+
+
+def test_a_session_end_whose_start_was_never_seen_still_records_the_session(run_repo: Repo) -> None:
+    hook(run_repo, "gemini", "session-end", payload(run_repo, "SessionEnd", session="late", reason="exit"))
+    [entry] = sessions(run_repo)
+    assert entry["id"] == "late" and entry["agent"] == "gemini" and entry["ended_at"] and entry["turns"] == 0
+    run_repo.ok("validate")
+
+
+def test_an_odd_session_id_is_kept_as_a_digest(run_repo: Repo) -> None:
+    hook(run_repo, "claude", "session-start", payload(run_repo, "SessionStart", session="a b\n<x>" * 20))
+    [entry] = sessions(run_repo)
+    assert entry["id"].startswith("sha256-") and " " not in entry["id"]
+
+
+@pytest.mark.parametrize("agent,event,build", [
+    ("claude", "pre-compact", tf.claude), ("codex", "pre-compact", tf.codex), ("codex", "session-end", tf.codex),
+    ("gemini", "session-end", tf.gemini)])
+def test_pre_compact_and_session_end_save_the_conversation(run_repo: Repo, tmp_path: Path, agent: str, event: str,
+                                                           build: Any) -> None:
+    transcript = tmp_path / "t.jsonl"
+    build(transcript, 12)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# unrecorded\n")
+    proc = hook(run_repo, agent, event, payload(run_repo, "X", transcript=transcript, trigger="auto", reason="exit"))
+    assert "saved the compacted conversation" in proc.stdout
+    shown = run_repo.ok("context", "show").stdout
+    assert tf.REQUEST in shown and "TURN-MARK-012" in shown and "never edit tests/" in shown
+    point = run_repo.ledger("demo")["checkpoint"]
+    assert point["auto"] == event and point["session"] == "sess-1" and point["unrecorded"] == ["calc.py"]
+    meta = json.loads(run_repo.git("log", "-1", "--format=%b", "refs/shift/context/demo"))
+    assert meta["session"] == "sess-1" and meta["agent"] == agent
+    run_repo.ok("validate")
+
+
+def test_an_unreadable_transcript_is_logged_and_the_rest_still_happens(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("not a transcript\n")
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# unrecorded\n")
+    hook(run_repo, "claude", "session-end", payload(run_repo, "SessionEnd", transcript=transcript))
+    assert run_repo.ledger("demo")["checkpoint"]["auto"] == "session-end"
+    assert run_repo.run(["git", "rev-parse", "-q", "--verify", "refs/shift/context/demo"]).returncode == 1
+    log = (Path(run_repo.git("rev-parse", "--absolute-git-dir").strip()) / "shift/hooks.log").read_text()
+    assert "conversation not saved" in log and "not a transcript" in log
+
+
+def test_context_save_without_from_uses_the_transcript_the_hooks_reported(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    tf.gemini(transcript, 5)
+    hook(run_repo, "gemini", "session-start", payload(run_repo, "SessionStart", transcript=transcript))
+    run_repo.ok("context", "save")
+    assert tf.REQUEST in run_repo.ok("context", "show").stdout
+
+
+def test_gemini_pre_compress_records_nothing_and_is_not_wired(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    tf.gemini(transcript, 5)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# unrecorded\n")
+    ledger = run_repo.ledger_path("demo").read_bytes()
+    proc = hook(run_repo, "gemini", "pre-compress", payload(run_repo, "PreCompress", transcript=transcript))
+    assert json.loads(proc.stdout) == {}
+    assert run_repo.ledger_path("demo").read_bytes() == ledger
+    assert run_repo.run(["git", "rev-parse", "-q", "--verify", "refs/shift/context/demo"]).returncode == 1
+    held = hook(run_repo, "gemini", "after-agent", payload(run_repo, "AfterAgent", stop_hook_active=False))
+    assert json.loads(held.stdout)["decision"] == "deny"
+
+
+def test_the_reason_names_a_command_a_login_shell_can_run(run_repo: Repo, isolated: Path) -> None:
+    stop = payload(run_repo, "Stop", stop_hook_active=False)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# one\n")
+    reason = json.loads(hook(run_repo, "claude", "stop", stop).stdout)["reason"]
+    assert f"`{sys.executable} -m shiftgit checkpoint --step TEXT --next TEXT`" in reason  # bash -lc finds none
+    (isolated / ".profile").write_text(f'export PATH="{Path(sys.executable).parent}:$PATH"\n')
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# two\n")
+    reason = json.loads(hook(run_repo, "claude", "stop", stop).stdout)["reason"]
+    assert "`shiftgit checkpoint --step TEXT --next TEXT`" in reason and sys.executable not in reason
+
+
+def test_no_agent_hook_imports_click_jsonschema_pygit2_or_the_model(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    tf.claude(transcript, 20)
+
+    def imported(agent: str, event: str, body: str) -> set[str]:
+        err = hook(run_repo, agent, event, body, importtime=True).stderr
+        return {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+
+    for agent, event in (("claude", "session-start"), ("claude", "stop"), ("codex", "stop"),
+                         ("gemini", "after-agent"), ("claude", "pre-compact"), ("codex", "session-end")):
+        body = payload(run_repo, "E", transcript=transcript, stop_hook_active=False)
+        assert not HEAVY & imported(agent, event, body), (agent, event)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# held\n")
+    assert not HEAVY & imported("claude", "stop", payload(run_repo, "Stop", stop_hook_active=False))
+    path = run_repo.ledger_path("demo")
+    path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
+    assert "jsonschema" in imported("claude", "stop", payload(run_repo, "Stop"))  # so they are checked once
+    assert "jsonschema" not in imported("claude", "stop", payload(run_repo, "Stop"))
