@@ -156,9 +156,13 @@ def _tree_lines(store: Store, run: str, ledger: Mapping[str, Any], shiftgit: str
     from shiftgit.recovery.freshness import assess_document
 
     state = assess_document(store, run, ledger)
-    if not state.needs_record:
-        return ["working tree and HEAD match the latest checkpoint"]
-    return [state.describe(shiftgit)]
+    if state.stale:
+        return [state.describe(shiftgit)]
+    if state.unrecorded:  # fresh only thanks to a checkpoint shiftgit made by itself (pre-compact, session end)
+        return [f"working tree and HEAD match the latest checkpoint, which shiftgit recorded by itself at "
+                f"{state.auto}; no step describes these files yet: {', '.join(state.unrecorded[:20])} "
+                f"(`{shiftgit} checkpoint --step TEXT --next TEXT` records one)"]
+    return ["working tree and HEAD match the latest checkpoint"]
 
 
 def _q(text: Any, cap: int = TEXT_CAP) -> str:

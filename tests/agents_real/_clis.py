@@ -141,14 +141,16 @@ class CodexDriver(Driver):
     def codex_home(self, box: Sandbox) -> Path:
         return box.home / ".codex"
 
-    def prepare(self, box: Sandbox, *, trust: bool = True) -> None:
+    def prepare(self, box: Sandbox, *, trust: bool = True, profile: bool = True) -> None:
+        """`profile`: put shiftgit on the login PATH in ~/.profile, as a pipx / `pip --user` user has it."""
         home = self.codex_home(box)
         home.mkdir(parents=True, exist_ok=True)
         (home / "config.toml").write_text(self._config_toml())
         (home / "hooks.json").write_text(json.dumps({"hooks": capture_hooks(self.captured)}, indent=1))
         # `bash -lc` (how Codex runs the model's commands) rebuilds PATH from /etc/profile; a user puts
         # their own bin directories back in ~/.profile, which is what pipx/pip --user installs rely on.
-        (box.home / ".profile").write_text(f'export PATH="{box.shiftgit_dir}:$PATH"\n')
+        if profile:
+            (box.home / ".profile").write_text(f'export PATH="{box.shiftgit_dir}:$PATH"\n')
         if trust:
             self.trust(box)
 

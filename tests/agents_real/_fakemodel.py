@@ -113,8 +113,9 @@ class Api:
         raise NotImplementedError
 
     def is_compaction(self, path: str, body: Any) -> bool:
-        """The CLI asks for a summary of the conversation: its last message holds the CLI's prompt."""
-        last = _last_message(body)
+        """The CLI asks for a summary of the conversation: its last user message holds the CLI's prompt
+        (context a hook added may follow it: Claude Code appends a changed SessionStart context last)."""
+        last = _last_message(body, role="user")
         return any(mark in s for s in _strings(last) for mark in self.compaction_marks)
 
     def answer(self, handler: BaseHTTPRequestHandler, path: str, body: Any, turn: Turn, seq: int) -> None:
@@ -128,13 +129,15 @@ class Api:
         return turn.tokens if turn.tokens is not None else DEFAULT_TOKENS
 
 
-def _last_message(body: Any) -> Any:
+def _last_message(body: Any, role: str | None = None) -> Any:
+    """The request's last message (of `role`, when given: Gemini's contents say "user" too)."""
     if not isinstance(body, dict):
         return None
     for key in ("messages", "input", "contents"):
         items = body.get(key)
         if isinstance(items, list) and items:
-            return items[-1]
+            mine = [m for m in items if role is None or not isinstance(m, dict) or m.get("role") in (role, None)]
+            return mine[-1] if mine else None
     return None
 
 

@@ -159,6 +159,28 @@ def assert_recorded_before_compaction(box: Sandbox, path: str) -> None:
     assert point is not None and path in files_of(point), point
 
 
+def assert_session_recorded(box: Sandbox, agent: str, *, turns: int) -> None:
+    """The ledger's `sessions` list has the CLI's session: started, ended (SessionEnd fired), its turns."""
+    ended = box.payloads("SessionEnd")
+    assert ended, "SessionEnd did not fire"
+    session = str(ended[-1].get("session_id"))
+    entries = [s for s in box.ws.ledger().get("sessions") or [] if s.get("id") == session]
+    assert len(entries) == 1, box.ws.ledger().get("sessions")
+    entry = entries[0]
+    assert entry["agent"] == agent and entry["started_at"] and entry["ended_at"], entry
+    assert entry["turns"] == turns, entry
+
+
+def assert_context_saved(box: Sandbox, *markers: str) -> str:
+    """`refs/shift/context/r1` holds the compacted conversation, read from the CLI's own transcript."""
+    assert box.ws.git("rev-parse", "-q", "--verify", "refs/shift/context/r1", check=False).strip(), \
+        "no conversation saved in refs/shift/context/r1"
+    shown = box.ws.sg("context", "show").stdout
+    for marker in (PROMPT, *markers):
+        assert marker in shown, f"{marker!r} is not in the saved context:\n{shown[:3000]}"
+    return shown
+
+
 def files_of(point: dict[str, Any]) -> list[str]:
     files = point.get("files")
     return [str(f.get("path")) for f in files if isinstance(f, dict)] if isinstance(files, list) else []

@@ -15,12 +15,14 @@ from ._scenario import (
     NOTES_TEXT,
     STEP,
     assert_briefed,
+    assert_context_saved,
     assert_ended,
     assert_held_once,
     assert_no_hook_errors,
     assert_no_loop,
     assert_recorded_at_the_end,
     assert_recorded_before_compaction,
+    assert_session_recorded,
     assert_turn_may_end,
     auto_checkpoints,
     checkpoint_after_hold,
@@ -63,6 +65,7 @@ def test_briefing_then_one_hold_then_checkpoint_then_the_session_ends(driver: Cl
     assert [p.get("step") for p in points] == [STEP], points
     assert NOTES in files_of(points[0])
     assert_turn_may_end(driver, box)
+    assert_session_recorded(box, "claude", turns=1)
     assert_no_hook_errors(box)
 
 
@@ -73,6 +76,8 @@ def test_session_end_records_the_work_the_agent_left_unrecorded(driver: ClaudeDr
     assert_held_once(session, at=2)
     assert_no_loop(session)
     assert_recorded_at_the_end(box, NOTES)
+    assert_session_recorded(box, "claude", turns=1)
+    assert_context_saved(box, "notes.txt is written.", "I am leaving the ledger as it is.")
     assert_no_hook_errors(box)
 
 
@@ -111,6 +116,7 @@ def test_auto_compaction_mid_turn_records_the_work_and_still_holds_the_turn(driv
     assert_no_loop(session)
     assert box.ws.checkpoints()[-1].get("step") == STEP
     assert_turn_may_end(driver, box)
+    assert_context_saved(box)  # at pre-compact, from the transcript before it was compacted
     assert_no_hook_errors(box)
 
 

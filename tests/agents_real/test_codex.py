@@ -16,16 +16,19 @@ from ._scenario import (
     NOTES_TEXT,
     STEP,
     assert_briefed,
+    assert_context_saved,
     assert_ended,
     assert_held_once,
     assert_no_hook_errors,
     assert_no_loop,
     assert_recorded_at_the_end,
     assert_recorded_before_compaction,
+    assert_session_recorded,
     assert_turn_may_end,
     checkpoint_after_hold,
     files_of,
     ignore_the_hold,
+    reasons,
     run_session,
 )
 
@@ -77,16 +80,20 @@ def test_briefing_then_one_hold_then_checkpoint_then_the_session_ends(driver: Co
     assert [p.get("step") for p in points] == [STEP], points
     assert NOTES in files_of(points[0])
     assert_turn_may_end(driver, box)
+    assert_session_recorded(box, "codex", turns=1)
     assert_no_hook_errors(box)
 
 
 def test_session_end_records_the_work_the_agent_left_unrecorded(driver: CodexDriver, box: Sandbox) -> None:
+    """Codex gives a SessionEnd hook 3 s: the checkpoint, the conversation and the session all fit."""
     session = run_session(driver, box, ignore_the_hold(driver, box))
 
     assert_ended(session)
     assert_held_once(session, at=2)
     assert_no_loop(session)
     assert_recorded_at_the_end(box, NOTES)
+    assert_session_recorded(box, "codex", turns=1)
+    assert_context_saved(box, "notes.txt is written.", "I am leaving the ledger as it is.", "apply_patch")
     assert_no_hook_errors(box)
 
 
@@ -108,6 +115,29 @@ def test_auto_compaction_mid_turn_records_the_work_and_still_holds_the_turn(driv
     assert_no_loop(session)
     assert box.ws.checkpoints()[-1].get("step") == STEP
     assert_turn_may_end(driver, box)
+    assert_context_saved(box)  # at pre-compact, from the transcript before it was compacted
+    assert_no_hook_errors(box)
+
+
+def test_the_reason_names_a_command_that_codexs_login_shell_can_run(driver: CodexDriver,
+                                                                  make_sandbox: Callable[..., Sandbox]) -> None:
+    """Without shiftgit on the login PATH, `bash -lc shiftgit` is "command not found": the hold names
+    `<python> -m shiftgit checkpoint` instead, and that runs in Codex's own shell."""
+    box = make_sandbox("codex")
+    driver.prepare(box, profile=False)
+    python = (box.shiftgit_dir / "shiftgit").read_text().splitlines()[0].removeprefix("#!")  # what the hooks run
+    command = f"{python} -m shiftgit checkpoint --step '{STEP}' --next 'run the calc tests'"
+    script = checkpoint_after_hold(driver, box)
+    script[2] = driver.shell(command)
+
+    session = run_session(driver, box, script)
+
+    assert_ended(session)
+    assert_held_once(session, at=2)
+    assert all(f"`{python} -m shiftgit checkpoint --step TEXT --next TEXT`" in text
+               for text in reasons(session.main[2])), reasons(session.main[2])
+    assert session.main[3].contains("checkpoint r1 #"), "Codex's shell could not run the command the reason named"
+    assert [p.get("step") for p in box.ws.checkpoints()] == [STEP]
     assert_no_hook_errors(box)
 
 

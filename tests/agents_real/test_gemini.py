@@ -16,11 +16,13 @@ from ._scenario import (
     NOTES_TEXT,
     STEP,
     assert_briefed,
+    assert_context_saved,
     assert_ended,
     assert_held_once,
     assert_no_hook_errors,
     assert_no_loop,
     assert_recorded_at_the_end,
+    assert_session_recorded,
     assert_turn_may_end,
     checkpoint_after_hold,
     files_of,
@@ -54,9 +56,10 @@ def test_briefing_then_one_hold_then_checkpoint_then_the_session_ends(driver: Ge
     assert len(box.payloads("AfterAgent")) == 2
     assert len(box.payloads("SessionEnd")) == 1
     points = box.ws.checkpoints()
-    assert points[-1].get("step") == STEP, points
+    assert [p.get("step") for p in points] == [STEP], points  # PreCompress, before every request, recorded nothing
     assert NOTES in files_of(points[-1])
     assert_turn_may_end(driver, box)
+    assert_session_recorded(box, "gemini", turns=1)
     assert_no_hook_errors(box)
 
 
@@ -66,7 +69,9 @@ def test_session_end_records_the_work_the_agent_left_unrecorded(driver: GeminiDr
     assert_ended(session)
     assert_held_once(session, at=2)
     assert_no_loop(session)
-    assert_recorded_at_the_end(box, NOTES, ("session-end", "pre-compress"))  # either records the work (see FINDINGS.md)
+    assert_recorded_at_the_end(box, NOTES)
+    assert_session_recorded(box, "gemini", turns=1)
+    assert_context_saved(box, "notes.txt is written.")
     assert_no_hook_errors(box)
 
 
