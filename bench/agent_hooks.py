@@ -10,8 +10,9 @@ between them untimed (an edit, `shiftgit checkpoint`, one more turn in the trans
 
     session start (a new session joins the ledger), stop with nothing to record, stop that holds
     (a new edit), stop again (held already: a note), pre-compact with nothing changed (the
-    conversation is saved: the transcript grew), pre-compact after an edit (a checkpoint too),
-    session end (the conversation saved, the session closed), the same for Codex.
+    conversation is saved: the transcript grew), pre-compact again with nothing new, pre-compact
+    after an edit (a checkpoint too), session end (the conversation saved, the session closed), the
+    same for Codex.
 
 Medians over the rounds, divided by the median of `python -c pass` timed in the same rounds. Then,
 once per round too, `shiftgit context save --from` a generated transcript of BIG-MB megabytes.
@@ -132,6 +133,8 @@ def measure(repo: Path, transcript: Transcript, big: Transcript, rounds: int) ->
          lambda: payload("Stop", stop_hook_active=False), None),
         ("claude pre-compact (context saved)", [*hook, "claude", "pre-compact"],
          lambda: payload("PreCompact", trigger="auto"), then(record, transcript.grow)),
+        ("claude pre-compact (nothing new)", [*hook, "claude", "pre-compact"],
+         lambda: payload("PreCompact", trigger="auto"), None),
         ("claude pre-compact (edit: checkpoint + context)", [*hook, "claude", "pre-compact"],
          lambda: payload("PreCompact", trigger="auto"), then(edit, transcript.grow)),
         ("claude session-end (context, close)", [*hook, "claude", "session-end"],

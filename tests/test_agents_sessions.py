@@ -94,6 +94,25 @@ def test_pre_compact_and_session_end_save_the_conversation(run_repo: Repo, tmp_p
     run_repo.ok("validate")
 
 
+def test_the_conversation_is_saved_again_only_when_it_or_the_runs_summary_changed(run_repo: Repo,
+                                                                                  tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    tf.claude(transcript, 5)
+    body = payload(run_repo, "PreCompact", transcript=transcript, trigger="auto")
+    hook(run_repo, "claude", "pre-compact", body)
+    first = run_repo.git("rev-parse", "refs/shift/context/demo").strip()
+    hook(run_repo, "claude", "pre-compact", body)
+    hook(run_repo, "claude", "session-end", body)
+    assert run_repo.git("rev-parse", "refs/shift/context/demo").strip() == first
+    run_repo.ok("constraint", "add", "no network in tests")
+    hook(run_repo, "claude", "session-end", body)
+    assert run_repo.git("rev-parse", "refs/shift/context/demo^").strip() == first
+    assert "no network in tests" in run_repo.ok("context", "show").stdout
+    tf.claude(transcript, 6)
+    hook(run_repo, "claude", "pre-compact", body)
+    assert "TURN-MARK-006" in run_repo.ok("context", "show").stdout
+
+
 def test_an_unreadable_transcript_is_logged_and_the_rest_still_happens(run_repo: Repo, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("not a transcript\n")

@@ -5,7 +5,8 @@
    `session`), so the end-of-turn hold still asks the agent to describe the step (agents/hold.py).
 2. The compacted conversation, from the agent's transcript (`transcript_path` in the hook input), on
    `refs/shift/context/<run>` (agents/context.py). A transcript that cannot be read is logged, never fatal.
-3. At session end, the session's entry in the ledger is closed with its turn count (agents/sessions.py).
+3. At session end, the session's entry in the ledger is closed with its turn count (agents/sessions.py),
+   before the conversation is read: a hook killed at its time limit has recorded the rest.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, transc
     """Do all three (as the event asks); returns a note for the human, or None when nothing was recorded."""
     from shiftgit.agents import sessions
 
-    notes = [n for n in (_checkpoint(store, run, event, session), _context(store, run, agent, session, transcript,
-                                                                               log)) if n]
-    if ending:
+    notes = [_checkpoint(store, run, event, session)]
+    if ending:  # before the conversation, the slowest part (Codex gives a session-end hook 3 s)
         sessions.end(store, run, agent, session)
-    return "; ".join(notes) or None
+    notes.append(_context(store, run, agent, session, transcript, log))
+    return "; ".join(n for n in notes if n) or None
 
 
 def _checkpoint(store: Store, run: str, event: str, session: str) -> str | None:
@@ -56,14 +57,33 @@ def unrecorded(state: Freshness) -> tuple[str, ...]:
 
 
 def _context(store: Store, run: str, agent: str, session: str, transcript: str | None, log: Logger) -> str | None:
-    if not transcript or not Path(transcript).is_file():
+    """Save the conversation, unless this transcript has not changed since it was last saved for the run."""
+    from shiftgit.agents import private
+
+    path = Path(transcript) if transcript else None
+    if path is None or not path.is_file():
+        return None
+    stamp, seen_file = _stamp(store, run, path), private.path(store.repo, "context-saves.json")
+    seen = private.read(seen_file)
+    if seen.get(run) == stamp:
         return None
     from shiftgit.agents import context
     from shiftgit.errors import ShiftError
 
     try:
-        saved = context.save(store, run, Path(transcript), session=session, agent=agent)
+        saved = context.save(store, run, path, session=session, agent=agent)
     except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
         log(f"conversation not saved: {exc}")
         return None
+    private.write(seen_file, {**{k: v for k, v in seen.items() if k != run}, run: stamp})
     return None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})"
+
+
+def _stamp(store: Store, run: str, path: Path) -> str:
+    """What the saved text depends on: the transcript's state (agents only append to theirs), the latest
+    checkpoint and the constraints (the run's summary)."""
+    info = path.stat()
+    document = store.document(run)
+    point = document.get("checkpoint") or {}
+    rules = [c.get("status") for c in document.get("constraints") or [] if isinstance(c, dict)]
+    return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:{point.get('id')}:{rules}"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from shiftgit.errors import GitError
 from shiftgit.repo import EMPTY_TREE, SHIFT_DIR, FileEntry, Repo, clean_env
 
 ZERO = "0" * 40
@@ -145,6 +146,11 @@ def _entries_at(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, l
 
 def edits_since(repo: Repo, point: Checkpoint, worktree: str) -> list[FileEntry] | None:
     """Files outside `.shift/` whose working content differs from the checkpoint's; None when unknown."""
+    if point.tree:  # the usual case, the tree is here: one diff-tree, no existence check first
+        try:
+            return repo.diff_trees(point.tree, worktree)
+        except GitError:
+            pass
     tree = checkpoint_tree(repo, point)
     return None if tree is None else repo.diff_trees(tree, worktree)
 
