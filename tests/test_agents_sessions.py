@@ -89,9 +89,24 @@ def test_pre_compact_and_session_end_save_the_conversation(run_repo: Repo, tmp_p
     assert tf.REQUEST in shown and "TURN-MARK-012" in shown and "never edit tests/" in shown
     point = run_repo.ledger("demo")["checkpoint"]
     assert point["auto"] == event and point["session"] == "sess-1" and point["unrecorded"] == ["calc.py"]
+    assert point["turn"] == 1  # no turn ended yet: the first one
     meta = json.loads(run_repo.git("log", "-1", "--format=%b", "refs/shift/context/demo"))
-    assert meta["session"] == "sess-1" and meta["agent"] == agent
+    assert meta["session"] == "sess-1" and meta["agent"] == agent and meta["turn"] == 1
     run_repo.ok("validate")
+
+
+def test_checkpoints_carry_the_turn_the_hooks_counted_or_the_one_given(run_repo: Repo) -> None:
+    stop = payload(run_repo, "Stop", stop_hook_active=False)
+    for _ in range(2):
+        hook(run_repo, "codex", "stop", stop)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# mid-turn\n")
+    hook(run_repo, "codex", "pre-compact", payload(run_repo, "PreCompact", trigger="auto"))
+    assert run_repo.ledger("demo")["checkpoint"]["turn"] == 3  # two turns ended; the third was compacted
+    run_repo.ok("checkpoint", "--step", "by hand", "--turn", "37")
+    ledger = run_repo.ledger("demo")
+    assert ledger["checkpoint"]["turn"] == 37 and ledger["history"][-1]["turn"] == 3
+    bad = run_repo.sg("checkpoint", "--turn", "-1")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
 def test_the_conversation_is_saved_again_only_when_it_or_the_runs_summary_changed(run_repo: Repo,

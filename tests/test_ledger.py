@@ -78,3 +78,12 @@ def test_unknown_keys_are_kept_not_dropped(ledger: Ledger, unknown: dict[str, ob
 def test_canonical_bytes_are_sorted_indented_and_end_with_a_newline() -> None:
     data = canonical_bytes({"b": 1, "a": "é"})
     assert data == '{\n  "a": "é",\n  "b": 1\n}\n'.encode()
+
+
+def test_the_light_readers_mirror_of_the_model_constants_stays_equal() -> None:
+    """ledger/canonical.py repeats two constants so the agent hooks never import the model."""
+    from shiftgit.ledger import canonical, model
+
+    assert canonical.SCHEMA_VERSION == model.SCHEMA_VERSION
+    assert canonical.RUN_ID_PATTERN == model.RUN_ID_PATTERN
+    assert model.canonical_bytes is canonical.canonical_bytes

@@ -21,19 +21,20 @@ UNRECORDED_KEPT = 200
 Logger = Callable[[str], None]
 
 
-def save(store: Store, run: str, *, agent: str, event: str, session: str, transcript: str | None,
+def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: int, transcript: str | None,
          ending: bool, log: Logger) -> str | None:
-    """Do all three (as the event asks); returns a note for the human, or None when nothing was recorded."""
+    """Do all three (as the event asks); returns a note for the human, or None when nothing was recorded.
+    `turn`: the agent's turn number, recorded with the checkpoint and the conversation."""
     from shiftgit.agents import sessions
 
-    notes = [_checkpoint(store, run, event, session)]
+    notes = [_checkpoint(store, run, event, session, turn)]
     if ending:  # before the conversation, the slowest part (Codex gives a session-end hook 3 s)
         sessions.end(store, run, agent, session)
-    notes.append(_context(store, run, agent, session, transcript, log))
+    notes.append(_context(store, run, agent, session, turn, transcript, log))
     return "; ".join(n for n in notes if n) or None
 
 
-def _checkpoint(store: Store, run: str, event: str, session: str) -> str | None:
+def _checkpoint(store: Store, run: str, event: str, session: str, turn: int) -> str | None:
     from shiftgit.recovery.freshness import assess_document
 
     document = store.document(run)
@@ -45,7 +46,8 @@ def _checkpoint(store: Store, run: str, event: str, session: str) -> str | None:
     from shiftgit.runs import checkpoints
 
     note = f"auto: {event} (session {session})"
-    spec = checkpoints.CheckpointInput(note=note, auto=event, unrecorded=unrecorded(state), session=session)
+    spec = checkpoints.CheckpointInput(note=note, auto=event, unrecorded=unrecorded(state), session=session,
+                                       turn=turn)
     point = checkpoints.checkpoint(store, run, spec, checked=False)  # the hook's budget has no room for jsonschema
     return f"shiftgit: recorded checkpoint #{point.seq} of run {run} ({note})"
 
@@ -56,7 +58,8 @@ def unrecorded(state: Freshness) -> tuple[str, ...]:
     return tuple(sorted({*earlier, *state.files}))[:UNRECORDED_KEPT]
 
 
-def _context(store: Store, run: str, agent: str, session: str, transcript: str | None, log: Logger) -> str | None:
+def _context(store: Store, run: str, agent: str, session: str, turn: int, transcript: str | None,
+             log: Logger) -> str | None:
     """Save the conversation, unless this transcript has not changed since it was last saved for the run."""
     from shiftgit.agents import private
 
@@ -71,7 +74,7 @@ def _context(store: Store, run: str, agent: str, session: str, transcript: str |
     from shiftgit.errors import ShiftError
 
     try:
-        saved = context.save(store, run, path, session=session, agent=agent)
+        saved = context.save(store, run, path, session=session, agent=agent, turn=turn)
     except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
         log(f"conversation not saved: {exc}")
         return None

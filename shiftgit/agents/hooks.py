@@ -106,8 +106,9 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
         return end_of_turn(store, run, agent, payload)
     from shiftgit.agents import autosave, sessions
 
-    sessions.note(repo, run, agent, payload.session, transcript=payload.transcript)
-    note = autosave.save(store, run, agent=agent, event=event, session=payload.session,
+    done = sessions.note(repo, run, agent, payload.session, transcript=payload.transcript)
+    turn = max(done, 1) if kind == "end" else done + 1  # the turn in progress; at the end, the last one
+    note = autosave.save(store, run, agent=agent, event=event, session=payload.session, turn=turn,
                          transcript=payload.transcript, ending=kind == "end",
                          log=lambda m: log(repo, agent, event, m))
     return Answer(note=note) if note else None

@@ -110,6 +110,7 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
 @click.option("--note", help="A one-line note.")
 @click.option("--phase", help="The phase of the work (e.g. explore, implement, verify).")
 @click.option("--milestone", is_flag=True, help="Mark this checkpoint as a milestone.")
+@click.option("--turn", type=click.IntRange(min=0), help="The agent's turn number (agent hooks fill it).")
 @click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens spent since the last checkpoint.")
 @click.option("--cost", type=click.FloatRange(min=0), default=0.0, help="Cost spent since the last checkpoint.")
 @json_option

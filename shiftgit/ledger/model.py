@@ -206,6 +206,7 @@ class Checkpoint(Record):
     questions: tuple[Item, ...] = ()
     note: str | None = None
     spend: Spend = field(default_factory=Spend)
+    turn: int | None = None
     # recorded by an agent hook (pre-compact, session-end), not by a command: it does not count as the
     # agent's own record for the end-of-turn hold; `unrecorded`: the paths changed since the last
     # checkpoint a command recorded
@@ -221,6 +222,7 @@ class HistoryEntry(Record):
     at: str
     step: str | None = None
     base: str | None = None
+    turn: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -47,6 +47,7 @@ class CheckpointInput:
     milestone: bool = False
     tokens: int = 0
     cost: float = 0.0
+    turn: int | None = None
     auto: str | None = None  # an agent hook records it by itself (the event); see recovery/freshness.py
     unrecorded: tuple[str, ...] = ()
     session: str | None = None
@@ -56,8 +57,8 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     """Record what the tree holds now (from git, never from the caller), with the evidence since.
 
     `checked=False` (the agent hooks) writes without the schema check: see `Store.write`."""
-    if spec.tokens < 0 or spec.cost < 0:
-        raise UsageError("--tokens and --cost add spend; they cannot be negative")
+    if spec.tokens < 0 or spec.cost < 0 or (spec.turn is not None and spec.turn < 0):
+        raise UsageError("--tokens, --cost and --turn cannot be negative")
     store.read(run)  # fail on a broken ledger before touching git objects
     repo = store.repo
     head = repo.head()
@@ -78,13 +79,13 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
             checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
             next=_next(previous, spec), note=spec.note, spend=spend,
-            auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
+            turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
         )
         history = ledger.history
         if previous is not None:
             entry = HistoryEntry(id=previous.id, seq=previous.seq, at=previous.at, step=previous.step,
-                                 base=previous.base)
+                                 base=previous.base, turn=previous.turn)
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
         return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
