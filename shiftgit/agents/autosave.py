@@ -11,27 +11,77 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from shiftgit.errors import ShiftError
 from shiftgit.ledger.store import Store
 from shiftgit.recovery.freshness import Freshness
 
+if TYPE_CHECKING:
+    from shiftgit.agents.transcripts import Transcript
+
 UNRECORDED_KEPT = 200
+SEEN = "context-saves.json"  # per run, the stamp of the last saved conversation (agents/private.py)
 Logger = Callable[[str], None]
 
 
 def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: int, transcript: str | None,
          ending: bool, log: Logger) -> str | None:
     """Do all three (as the event asks); returns a note for the human, or None when nothing was recorded.
-    `turn`: the agent's turn number, recorded with the checkpoint and the conversation."""
+    `turn`: the agent's turn number, recorded with the checkpoint and the conversation. A transcript that
+    changed is read in a thread meanwhile (json parsing overlaps the git processes of the first steps)."""
     from shiftgit.agents import sessions
 
+    reading = _Reading.start(store, run, transcript)
     notes = [_checkpoint(store, run, event, session, turn)]
     if ending:  # before the conversation, the slowest part (Codex gives a session-end hook 3 s)
         sessions.end(store, run, agent, session)
-    notes.append(_context(store, run, agent, session, turn, transcript, log))
+    notes.append(_context(store, run, agent, session, turn, reading, log))
     return "; ".join(n for n in notes if n) or None
+
+
+class _Reading:
+    """A transcript being parsed in a thread (or nothing to read)."""
+
+    def __init__(self, path: Path | None, seen: dict[str, Any]) -> None:
+        self.path, self.seen = path, seen
+        self.result: Transcript | ShiftError | None = None
+        self.thread: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, store: Store, run: str, transcript: str | None) -> _Reading:
+        from shiftgit.agents import private
+
+        path = Path(transcript) if transcript else None
+        reading = cls(path if path is not None and path.is_file() else None,
+                      private.read(private.path(store.repo, SEEN)))
+        if reading.path is not None and not str(reading.seen.get(run, "")).startswith(_file_stamp(reading.path)):
+            reading.thread = threading.Thread(target=reading._parse, daemon=True)
+            reading.thread.start()
+        return reading
+
+    def _parse(self) -> None:
+        from shiftgit.agents.transcripts import read
+
+        assert self.path is not None
+        try:
+            self.result = read(self.path)
+        except ShiftError as exc:
+            self.result = exc
+
+    def get(self) -> Transcript:
+        """The parsed transcript (read now when no thread did); ShiftError when it cannot be read."""
+        if self.thread is not None:
+            self.thread.join()
+        if self.result is None:
+            self._parse()
+        if isinstance(self.result, ShiftError):
+            raise self.result
+        assert self.result is not None
+        return self.result
 
 
 def _checkpoint(store: Store, run: str, event: str, session: str, turn: int) -> str | None:
@@ -58,35 +108,38 @@ def unrecorded(state: Freshness) -> tuple[str, ...]:
     return tuple(sorted({*earlier, *state.files}))[:UNRECORDED_KEPT]
 
 
-def _context(store: Store, run: str, agent: str, session: str, turn: int, transcript: str | None,
+def _context(store: Store, run: str, agent: str, session: str, turn: int, reading: _Reading,
              log: Logger) -> str | None:
-    """Save the conversation, unless this transcript has not changed since it was last saved for the run."""
+    """Save the conversation, unless neither the transcript nor the run's summary changed since the last save."""
     from shiftgit.agents import private
 
-    path = Path(transcript) if transcript else None
-    if path is None or not path.is_file():
+    if reading.path is None:
         return None
-    stamp, seen_file = _stamp(store, run, path), private.path(store.repo, "context-saves.json")
-    seen = private.read(seen_file)
-    if seen.get(run) == stamp:
+    stamp = _stamp(store, run, reading.path)
+    if reading.seen.get(run) == stamp:
         return None
     from shiftgit.agents import context
-    from shiftgit.errors import ShiftError
 
     try:
-        saved = context.save(store, run, path, session=session, agent=agent, turn=turn)
+        saved = context.save(store, run, reading.path, session=session, agent=agent, turn=turn, parsed=reading.get())
     except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
         log(f"conversation not saved: {exc}")
         return None
-    private.write(seen_file, {**{k: v for k, v in seen.items() if k != run}, run: stamp})
+    seen = private.read(private.path(store.repo, SEEN))
+    private.write(private.path(store.repo, SEEN), {**{k: v for k, v in seen.items() if k != run}, run: stamp})
     return None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})"
 
 
-def _stamp(store: Store, run: str, path: Path) -> str:
-    """What the saved text depends on: the transcript's state (agents only append to theirs), the latest
-    checkpoint and the constraints (the run's summary)."""
+def _file_stamp(path: Path) -> str:
+    """One state of a transcript file (agents only append to theirs)."""
     info = path.stat()
+    return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:"
+
+
+def _stamp(store: Store, run: str, path: Path) -> str:
+    """What the saved text depends on: the transcript's state, the latest checkpoint and the constraints
+    (the run's summary)."""
     document = store.document(run)
     point = document.get("checkpoint") or {}
     rules = [c.get("status") for c in document.get("constraints") or [] if isinstance(c, dict)]
-    return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:{point.get('id')}:{rules}"
+    return f"{_file_stamp(path)}{point.get('id')}:{rules}"

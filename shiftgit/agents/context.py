@@ -64,11 +64,10 @@ def _count(value: Any, least: int, default: int) -> int:
 
 
 def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
-         turn: int | None = None) -> Saved | None:
-    """Compact the transcript at `path` and store it; None when the stored text is already this one.
-
-    An unreadable or unknown transcript raises UsageError before anything is written."""
-    transcript = read(path)
+         turn: int | None = None, parsed: Transcript | None = None) -> Saved | None:
+    """Compact the transcript at `path` (`parsed`: already read) and store it; None when the stored text
+    is already this one. An unreadable or unknown transcript raises UsageError before anything is written."""
+    transcript = parsed if parsed is not None else read(path)
     document = store.document(run)  # an unknown or broken run fails here, before any write
     text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
     last = shiftrefs.tip(store.repo, ref(run), TEXT)
