@@ -247,10 +247,9 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     chosen = takeover.select(store, run, working, rel, provenance)  # the newest record: here, or published
     ledger = chosen.ledger
     worktree = repo.worktree_tree()
-    if chosen.elsewhere:  # decide as if adopted; its checks cannot run on files that are not here
-        verdict = takeover.adjust(decide(store, ledger, takeover.target_tree(store, chosen), False), run, chosen)
-        point = ledger.checkpoint
-        verdict["edits"] = record.edits_since(repo, point, worktree) if point else []
+    if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here
+        worktree = takeover.target_tree(store, chosen)
+        verdict = takeover.adjust(decide(store, ledger, worktree, False), run, chosen)
     else:
         verdict = decide(store, ledger, worktree, run_checks, progress)
     services = service_entries(ledger)

@@ -10,12 +10,13 @@ snapshot's files into the work tree, keeping what it replaces (files and ledger)
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shiftgit.errors import LedgerError, UsageError
-from shiftgit.git import publish, record, sources
+from shiftgit.errors import GitError, LedgerError, UsageError
+from shiftgit.git import ledgerref, publish, record, sources
 from shiftgit.git.record import Provenance
 from shiftgit.git.sources import Source
 from shiftgit.ledger.model import Ledger
@@ -23,6 +24,8 @@ from shiftgit.ledger.schema import parse_ledger
 from shiftgit.ledger.store import Store
 from shiftgit.recovery import rollback
 from shiftgit.repo import EMPTY_TREE, clean_env
+
+ZERO = "0" * 40
 
 
 @dataclass(frozen=True)
@@ -67,9 +70,9 @@ def target_tree(store: Store, chosen: Record) -> str:
 
 def adopt_reason(run: str, chosen: Record) -> str:
     assert chosen.source is not None
-    return (f"{chosen.source.describe()} is newer than this work tree's ledger (checkpoint #{chosen.working_seq}) "
-            f"and its files are not here: `shiftgit resume {run} --adopt` restores that ledger and its files "
-            "(what they replace is kept under refs/shift/rescue/)")
+    return (f"a newer record than this work tree's ledger (checkpoint #{chosen.working_seq}) exists: "
+            f"{chosen.source.describe()}; its files are not here: `shiftgit resume {run} --adopt` restores that "
+            "ledger and its files (what they replace is kept under refs/shift/rescue/)")
 
 
 def adjust(verdict: dict[str, Any], run: str, chosen: Record) -> dict[str, Any]:
@@ -121,8 +124,30 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     with store.lock(run):
         store.write(ledger)
     store.set_active(run)
+    _continue_refs(store, run, newest, point.snapshot)
     return {"adopted": True, "source": newest.to_dict(), "detail": f"adopted {newest.describe()}",
             "rescue": ref, "rescue_commit": commit, **plan.to_dict()}
+
+
+def _continue_refs(store: Store, run: str, adopted: Source, snapshot: str | None) -> None:
+    """This clone's ledger and snapshot refs continue from what was adopted (when they are absent or behind),
+    so the next checkpoint here extends that history instead of starting a second one."""
+    repo = store.repo
+    for ref, target in ((ledgerref.ref_name(run), adopted.commit), (f"refs/shift/snapshots/{run}", snapshot)):
+        current = repo.ref(ref)
+        if not target or not record.has_object(repo, target, "commit") or current == target:
+            continue
+        if current is None or _is_ancestor(store, current, target):
+            try:
+                repo.update_ref(ref, target, current or ZERO, f"shiftgit resume --adopt {run}")
+            except GitError:
+                pass  # moved meanwhile: the next checkpoint and sync keep both histories
+
+
+def _is_ancestor(store: Store, old: str, new: str) -> bool:
+    proc = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=store.repo.root, env=clean_env(),
+                          capture_output=True)
+    return proc.returncode == 0
 
 
 def _with_ledger(store: Store, tree: str, run: str, data: bytes | None) -> str:
