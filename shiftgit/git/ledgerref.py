@@ -29,19 +29,21 @@ def ref_name(run: str) -> str:
     return LEDGERS + run
 
 
-@dataclass(frozen=True)
-class Published:
-    """One ledger ref's tip: where it lives, the ledger's bytes and checkpoint seq, where it was recorded."""
+SEP = "\x1f"
+TIP_FORMAT = SEP.join(("%(objectname)", "%(refname)", "%(trailers:separator=%x1e)", "%(committerdate:iso-strict)",
+                       "%(authorname) %(authoremail)"))
 
+
+@dataclass(frozen=True)
+class Tip:
+    """One ledger ref's tip: where it lives, and where and when it was recorded (its commit's trailers)."""
+
+    run: str
     ref: str
     commit: str
-    data: bytes
-    seq: int
-    checkpoint_id: str | None
-    at: str | None             # the checkpoint's time
     host: str | None
     clone: str | None
-    committed_at: str | None   # when the ledger commit was made
+    committed_at: str | None
     author: str | None
 
     @property
@@ -60,8 +62,9 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
     message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
                + (f"Shift-Clone: {clone}\n" if clone else ""))
     for attempt in range(RETRIES + 1):
-        previous = repo.ref(ref)
-        if previous is not None and repo.git("rev-parse", f"{previous}^{{tree}}").strip() == tree:
+        tip = repo.git("for-each-ref", "--format=%(objectname) %(tree)", ref).split()  # [commit, tree] or []
+        previous = tip[0] if tip else None
+        if tip[1:] == [tree]:
             return None
         commit = repo.commit_tree(tree, [previous] if previous else [], message)
         try:
@@ -74,36 +77,31 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
     raise AssertionError("unreachable")
 
 
-def refs_of(repo: Repo, run: str) -> list[tuple[str, str]]:
-    """(ref, commit) of every copy of the run's ledger ref here: ours first, then each remote's fetched one."""
-    out = repo.git("for-each-ref", "--format=%(objectname) %(refname)", ref_name(run), TRACKING)
-    found = [(name, oid) for oid, name in (line.split(" ", 1) for line in out.splitlines())]
-    suffix = "/shift/ledgers/" + run
-    return sorted(((n, o) for n, o in found if n == ref_name(run) or n.endswith(suffix)),
-                  key=lambda pair: (pair[0] != ref_name(run), pair[0]))
+def tips(repo: Repo) -> dict[str, list[Tip]]:
+    """Every run's ledger refs here (one git call): this clone's own first, then each remote's fetched copy."""
+    out = repo.git("for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING)
+    found: dict[str, list[Tip]] = {}
+    for line in out.split("\n"):  # not splitlines(): it also splits at the \x1e between trailers
+        fields = line.split(SEP)
+        if len(fields) != 5:
+            continue
+        commit, ref, trailers, when, author = fields
+        run = _run_of(ref)
+        if run is None:
+            continue
+        meta = dict(t.partition(": ")[::2] for t in trailers.split("\x1e") if ": " in t)
+        found.setdefault(run, []).append(Tip(run, ref, commit, meta.get("Shift-Host") or None,
+                                             meta.get("Shift-Clone") or None, when or None, author.strip() or None))
+    for entries in found.values():
+        entries.sort(key=lambda tip: (tip.remote is not None, tip.ref))
+    return found
 
 
-def read(repo: Repo, ref: str, commit: str) -> Published | None:
-    """The ledger a ref's tip holds (None when it holds no readable ledger.json)."""
-    data = repo.show(f"{commit}:{FILE}")
-    if data is None:
-        return None
-    document = _json(data)
-    raw = document.get("checkpoint")
-    point: dict[str, object] = raw if isinstance(raw, dict) else {}
-    meta = repo.git("log", "-1", "--format=%(trailers:key=Shift-Host,valueonly,separator=%x2c)%x1f"
-                    "%(trailers:key=Shift-Clone,valueonly,separator=%x2c)%x1f%cI%x1f%an <%ae>", commit,
-                    check=False).strip("\n").split("\x1f")
-    host, clone, when, author = (meta + ["", "", "", ""])[:4]
-    return Published(ref=ref, commit=commit, data=data, seq=seq_of(document), checkpoint_id=_str(point.get("id")),
-                     at=_str(point.get("at")), host=host.strip() or None, clone=clone.strip() or None,
-                     committed_at=when or None, author=author or None)
-
-
-def published(repo: Repo, run: str) -> list[Published]:
-    """Every readable copy of the run's published ledger here."""
-    found = (read(repo, ref, commit) for ref, commit in refs_of(repo, run))
-    return [p for p in found if p is not None]
+def _run_of(ref: str) -> str | None:
+    if ref.startswith(LEDGERS):
+        return ref[len(LEDGERS):] or None
+    head, sep, run = ref.rpartition("/shift/ledgers/")
+    return run if sep and head.startswith(TRACKING) and "/" not in head[len(TRACKING):] and run else None
 
 
 def seq_of(document: dict[str, object]) -> int:
@@ -130,7 +128,3 @@ def _json(data: bytes) -> dict[str, object]:
     except ValueError:
         return {}
     return document if isinstance(document, dict) else {}
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shiftgit.git import ledgerref
+from shiftgit.git.notestree import CatFile
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo
+from shiftgit.repo import Repo, clean_env
 
 PREFERENCE = {"working": 2, "committed": 2, "published": 1}
 
@@ -64,30 +65,53 @@ class Source:
 
 def candidates(store: Store, run: str) -> list[Source]:
     """Every record of the run here: the file in the work tree first, then the published copies."""
+    return collect(store, [run])[run]
+
+
+def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
+    """The records of many runs at once: one `for-each-ref` and one `cat-file --batch` in all."""
     repo = store.repo
-    rel = store.rel(store.ledger_path(run))
-    committed_bytes = repo.show(f"HEAD:{rel}")
-    committed_seq = _seq(committed_bytes)
+    tips = ledgerref.tips(repo)
+    wanted = [(run, tips.get(run, [])) for run in runs]
+    names = [f"HEAD:{store.rel(store.ledger_path(run))}" for run in runs]
+    names += [f"{tip.commit}:{ledgerref.FILE}" for _, found in wanted for tip in found]
+    with CatFile(repo.root, clean_env()) as cat:
+        answers = iter(cat.get(names))
+        committed = [next(answers) for _ in runs]
+        published = {tip.ref: answer for _, found in wanted for tip, answer in zip(found, answers, strict=False)}
+    clone = _clone_id(repo) if tips else None
+    return {run: _sources(store, run, found, head[2] if head else None, published, clone)
+            for (run, found), head in zip(wanted, committed, strict=True)}
+
+
+def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes | None,
+             published: dict[str, tuple[str, str, bytes] | None], clone: str | None) -> list[Source]:
+    committed_seq = _seq(committed)
     found: list[Source] = []
     try:
-        working = store.ledger_path(run).read_bytes()
+        working: bytes | None = store.ledger_path(run).read_bytes()
     except FileNotFoundError:
         working = None
     if working is not None:
-        found.append(Source("committed" if working == committed_bytes else "working", _seq(working), _at(working),
+        found.append(Source("committed" if working == committed else "working", _seq(working), _at(working),
                             working, committed_seq))
-    clone = _clone_id(repo)
-    for copy in ledgerref.published(repo, run):
-        found.append(Source("published", copy.seq, copy.at, copy.data, committed_seq, ref=copy.ref,
-                            commit=copy.commit, host=copy.host, clone=copy.clone, remote=copy.remote,
-                            author=copy.author, committed_at=copy.committed_at,
-                            ours=copy.clone is None or copy.clone == clone))
+    for tip in tips:
+        answer = published.get(tip.ref)
+        if answer is None:
+            continue
+        data = answer[2]
+        found.append(Source("published", _seq(data), _at(data), data, committed_seq, ref=tip.ref, commit=tip.commit,
+                            host=tip.host, clone=tip.clone, remote=tip.remote, author=tip.author,
+                            committed_at=tip.committed_at, ours=tip.clone is None or tip.clone == clone))
     return found
 
 
 def newest(store: Store, run: str) -> Source | None:
     """The newest record by checkpoint seq; on a tie the work tree's file, then this clone's own ref."""
-    found = candidates(store, run)
+    return pick(candidates(store, run))
+
+
+def pick(found: list[Source]) -> Source | None:
     if not found:
         return None
     return max(found, key=lambda s: (s.seq, PREFERENCE[s.kind], s.remote is None))

@@ -83,11 +83,12 @@ def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
 def _published(store: Store, seen: set[Any]) -> list[dict[str, Any]]:
     """Checkpoints published (by another machine, or before this work tree's ledger went back) that are newer
     than the work tree's ledger: the newest record of their run (git/sources.py)."""
-    from shiftgit.git.sources import newer_published
+    from shiftgit.git.sources import collect, pick
 
     entries = []
-    for run in store.run_ids():
-        source = newer_published(store, run)
+    for run, records in collect(store, store.run_ids()).items():
+        best = pick(records)
+        source = best if best is not None and best.kind == "published" else None
         point = handoff.checkpoint_of(parse_json(source.data)) if source is not None else None
         if source is not None and point and point.get("id") not in seen:
             entries.append({**entry({**point, "run": run}, None, None), "source": "published",

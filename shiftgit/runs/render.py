@@ -13,7 +13,10 @@ from shiftgit.ledger.store import Store
 
 
 def status_report(store: Store) -> dict[str, Any]:
+    from shiftgit.git.sources import collect
+
     runs = []
+    records = collect(store, store.run_ids())  # the newest record of each run (git/sources.py)
     for run in store.run_ids():
         ledger = store.read(run)
         point = ledger.checkpoint
@@ -24,7 +27,7 @@ def status_report(store: Store) -> dict[str, Any]:
             "next": point.next.action if point else None, "updated_at": ledger.updated_at,
             "pending_checks": len(ledger.pending_checks),
             **_attention(ledger),
-            **_newest(store, run),
+            **_newest(run, records.get(run, [])),
         })
     return {"active": _active(store), "runs": runs, **_takeover(store)}
 
@@ -37,11 +40,11 @@ def _active(store: Store) -> str | None:
     return pick.run if pick else None
 
 
-def _newest(store: Store, run: str) -> dict[str, Any]:
-    """The newest record of the run (git/sources.py), and the command that adopts it when it is not here."""
-    from shiftgit.git.sources import newest
+def _newest(run: str, records: list[Any]) -> dict[str, Any]:
+    """The newest record of the run, and the command that adopts it when it is not here."""
+    from shiftgit.git.sources import pick
 
-    source = newest(store, run)
+    source = pick(records)
     if source is None:
         return {"source": None}
     entry: dict[str, Any] = {"source": {**source.to_dict(), "describe": source.describe()}}
