@@ -79,7 +79,7 @@ def test_the_text_briefing_answers_every_question(run_repo: Repo) -> None:
     assert "scratch.txt (added), uncommitted, edited after the last checkpoint" in text
     assert "migrate-1 (db_migration): completed, irreversible, safe to repeat: no" in text
     assert "Failing checks:\n- unit: exit 1; failing: tests/test_calc.py::test_sub" in text
-    assert "Record:\n- used: checkpoint #2 in the ledger HEAD commits (at " in text
+    assert "Record:\n- used: checkpoint #2 in the ledger committed at HEAD (at " in text
 
 
 def test_many_changed_files_are_capped_with_a_count(run_repo: Repo) -> None:

@@ -57,7 +57,7 @@ class Source:
         elif self.kind == "working":
             what += " in this work tree's ledger" + (f" (at {self.at})" if self.at else "")
         else:
-            what += " in the ledger HEAD commits" + (f" (at {self.at})" if self.at else "")
+            return what + " in the ledger committed at HEAD" + (f" (at {self.at})" if self.at else "")
         if self.seq:
             what += ", committed" if self.is_committed else ", not committed"
         return what
