@@ -7,6 +7,7 @@ Real repos and real `shiftgit` processes; the transcripts are built in the shape
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -163,3 +164,21 @@ def test_sync_carries_the_context_to_another_clone(recorded: Repo, tmp_path: Pat
     clone.ok("init", "--hooks", "none")
     clone.ok("sync")
     assert clone.git("rev-parse", REF).strip() == recorded.git("rev-parse", REF).strip()
+
+
+def test_with_publish_configured_a_save_is_pushed_in_the_background(recorded: Repo, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    recorded.git("init", "-q", "--bare", str(remote))
+    recorded.git("remote", "add", "origin", str(remote))
+    recorded.ok("init", "--hooks", "git", "--publish", "origin")
+    transcript = tmp_path / "session.jsonl"
+    tf.claude(transcript, 5)
+    recorded.ok("context", "save", "--from", str(transcript))
+    mine = recorded.git("rev-parse", REF).strip()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        there = recorded.run(["git", "--git-dir", str(remote), "rev-parse", "-q", "--verify", REF]).stdout.strip()
+        if there == mine:
+            break
+        time.sleep(0.2)
+    assert there == mine

@@ -4,7 +4,8 @@
 ledger (agents/compaction.py), redacts secrets, and stores it as a commit whose tree holds `context.md`
 (the text), its message the subject line and a JSON object (format, session, turn, sizes, when), parent
 the previous save: `git log refs/shift/context/<run>` lists the saves. A save that would store the same
-text again stores nothing. `show` reads the latest. `sync` carries the ref.
+text again stores nothing. `show` reads the latest. `sync` carries the ref, and with `"publish"`
+configured a save starts the background publisher, as a checkpoint does.
 
 Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
 """
@@ -80,7 +81,21 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
     message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
                f"{_json(meta)}")
     commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "").commit
+    _publish(store)
     return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
+
+
+def _publish(store: Store) -> None:
+    """With `"publish"` configured, push the new save in the background as a checkpoint does (git/publish.py)."""
+    from shiftgit.errors import ShiftError
+    from shiftgit.git import publish
+
+    try:
+        remote = publish.configured_remote(store.read_config())
+    except ShiftError:
+        return  # a broken config is reported by the commands that need it
+    if remote is not None:
+        publish.start(store.repo, remote)
 
 
 def show(store: Store, run: str) -> dict[str, Any]:

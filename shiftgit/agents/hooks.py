@@ -97,11 +97,12 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
     store = Store(repo)
     if not (store.root / "config.json").exists():
         return None
-    run = store.active_run()
-    if run is None:
-        return None
+    pick = _discover(store, kind)
+    if pick is None or isinstance(pick, Answer):  # no run fits (a session start is told which runs there are)
+        return pick
+    run, note = pick
     if kind == "brief":
-        return brief(store, run, agent, event, payload)
+        return brief(store, run, agent, event, payload, note)
     if kind == "gate":
         return end_of_turn(store, run, agent, payload)
     from shiftgit.agents import autosave, sessions
@@ -114,7 +115,24 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
     return Answer(note=note) if note else None
 
 
-def brief(store: Any, run: str, agent: str, event: str, payload: Payload) -> Answer:
+def _discover(store: Any, kind: str) -> tuple[str, str | None] | Answer | None:
+    """The run by the one discovery rule (ledger/discovery.py), and how it was picked when that needs saying;
+    when none fits, a session start is told which runs there are. SHIFT_RUN or this worktree's active run
+    (the rule's first steps) are read without importing discovery (it builds dataclasses: the hook's budget)."""
+    run = store.active_run()
+    if run is not None:
+        return run, None
+    from shiftgit.errors import UsageError
+    from shiftgit.ledger.discovery import discover
+
+    try:
+        pick = discover(store)
+    except UsageError as exc:
+        return Answer(context=f"shiftgit: {exc}") if kind == "brief" and store.run_ids() else None
+    return pick.run, pick.note
+
+
+def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked: str | None = None) -> Answer:
     """The briefing first (it quotes the ledger as committed), then the session joins the ledger."""
     from shiftgit.agents import sessions
     from shiftgit.agents.brief import session_context
@@ -122,7 +140,7 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload) -> Ans
     from shiftgit.errors import ShiftError
 
     context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m),
-                              shiftgit=shiftgit_command(store.repo))
+                              shiftgit=shiftgit_command(store.repo), picked=picked)
     try:
         sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript)
         sessions.start(store, run, agent, payload.session)

@@ -72,3 +72,10 @@ def is_alive(pid: int | None, port: int | None, identity: Mapping[str, Any] | No
     if identity and not same_process(pid, identity):
         return False
     return port is None or port_open(port)
+
+
+def liveness(pid: int | None, port: int | None, identity: Mapping[str, Any] | None = None) -> str:
+    """alive, dead, or unknown: no pid was recorded, or it was recorded on another host (nothing here can tell)."""
+    if pid is None or (identity and identity.get("host") not in (None, socket.gethostname())):
+        return "unknown"
+    return "alive" if is_alive(pid, port, identity) else "dead"

@@ -98,20 +98,25 @@ class Store:
 
     # -- config ----------------------------------------------------------------------------
     def read_config(self) -> dict[str, Any]:
-        from shiftgit.ledger.schema import check_version, schema_errors
-
+        """The settings over the defaults; schema-checked unless these bytes were checked before here."""
         path = self.root / "config.json"
         try:
-            document = json.loads(path.read_bytes())
+            data = path.read_bytes()
+            document = json.loads(data)
         except FileNotFoundError:
             return dict(DEFAULT_CONFIG)
         except ValueError as exc:
             raise LedgerError(f"{self.rel(path)}: corrupt JSON ({exc}); fix it or restore it with "
                               f"`git checkout -- {self.rel(path)}`") from None
+        if validated.config_id(data) in validated.known(self.repo.git_dir) and isinstance(document, dict):
+            return {**DEFAULT_CONFIG, **document}
+        from shiftgit.ledger.schema import check_version, schema_errors
+
         check_version(document, self.rel(path))
         problems = schema_errors(document, "config.schema.json")
         if problems:
             raise LedgerError(f"{self.rel(path)}: invalid config: " + "; ".join(problems))
+        validated.record_config(self.repo.git_dir, data)
         return {**DEFAULT_CONFIG, **document}
 
     def init(self) -> bool:
@@ -269,14 +274,7 @@ class Store:
             write_atomic(pointer, (run + "\n").encode())
 
     def resolve_run(self, run: str | None, environ: Mapping[str, str] | None = None) -> str:
-        """The named run, else the active one; a clear error when there is neither."""
-        if run:
-            validate_run_id(run)
-            if not self.exists(run):
-                self.read(run)  # raises the unknown-run error
-            return run
-        active = self.active_run(environ)
-        if active is None:
-            raise UsageError("no active run in this worktree; name one (--run ID) or start one with "
-                             "`shiftgit start ID --goal ... --stop-when ...`")
-        return active
+        """The named run, else the one discovery picks (ledger/discovery.py); a clear error when none fits."""
+        from shiftgit.ledger.discovery import discover
+
+        return discover(self, run, environ).run

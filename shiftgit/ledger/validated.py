@@ -59,6 +59,21 @@ def is_known(git_dir: str | Path, data: bytes) -> bool:
     return blob_ids(data)[0] in known(git_dir)
 
 
+def config_id(data: bytes) -> str:
+    """An id for valid `.shift/config.json` bytes that can never equal a ledger's blob id (the gate's key)."""
+    import hashlib
+
+    return "config-" + hashlib.sha1(b"config\0" + data).hexdigest()
+
+
+def record_config(git_dir: str | Path, data: bytes) -> None:
+    """Remember config bytes as schema-checked (their own kind of id, see `config_id`)."""
+    target = path(git_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "a", encoding="ascii") as handle:
+        handle.write(config_id(data) + "\n")
+
+
 def known(git_dir: str | Path) -> set[str]:
     """Every blob id recorded (both hash kinds)."""
     try:

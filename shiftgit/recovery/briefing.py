@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shiftgit.effects.runner import safe_to_repeat
 from shiftgit.git.record import Provenance
 from shiftgit.ledger.model import Check, Checkpoint, Ledger
 from shiftgit.recovery.trust import latest_per_command
@@ -31,11 +32,12 @@ class Section:
     keep: int = 0           # lines kept in the first trimming pass
     empty: str = "none"     # shown when the section has nothing
     omitted: int = field(default=0)
+    more: str = MORE        # what the "+N more" line says
 
     def render(self, run: str) -> list[str]:
         body = [f"- {line}" for line in self.lines]
         if self.omitted:
-            body.append("- " + MORE.format(n=self.omitted, run=run))
+            body.append("- " + self.more.format(n=self.omitted, run=run))
         return [f"{self.title}:", *body] if body else [f"{self.title}: {self.empty}"]
 
 
@@ -105,7 +107,8 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
     evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
     evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
-    effects = [f"{e.key} ({e.kind}): {e.state}, {e.reversibility}" for e in ledger.effects]
+    effects = [f"{e.key} ({e.kind}): {e.state}, {e.reversibility}, safe to repeat: {_yes(safe_to_repeat(e))}"
+               for e in ledger.effects]
     effects += [f"approval for {a.key}: {a.state}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
@@ -119,7 +122,8 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
         "doing": Section("In progress", [quote(i.text) for i in reversed(items["doing"])], keep=2),
         "effects": Section("Effects and approvals", effects, keep=5),
         "services": Section("Services", [f"{s['name']}: pid {s['pid']}, port {s['port']}, "
-                                         f"{'alive' if s['alive'] else 'not alive'}" for s in services], keep=3),
+                                         f"{s.get('liveness') or ('alive' if s['alive'] else 'dead')}"
+                                         for s in services], keep=3),
         "budget": Section("Budget left", budget_lines(ledger), keep=3, empty="no budgets set"),
         "questions": Section("Open questions", [quote(i.text) for i in reversed(items["questions"])], keep=2),
         "decisions": Section("Decisions (latest first)", decisions, keep=2),
@@ -127,12 +131,12 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     }
 
 
-ORDER = ("latest", "evidence", "done", "blocked", "doing", "effects", "services", "budget", "questions",
-         "decisions", "history")
-TRIM_ORDER = ("history", "decisions", "done", "questions", "doing", "effects", "services", "blocked",
-              "evidence", "budget", "latest")
+ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
+         "budget", "questions", "decisions", "history")
+TRIM_ORDER = ("history", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
+              "evidence", "failing", "budget", "latest")
 SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
-               "effects": 25, "services": 10, "evidence": 12}
+               "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
 
 
 def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
@@ -161,9 +165,10 @@ def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, re
 
 def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decision: str | None = None,
                    reasons: Sequence[str] = (), services: Sequence[Mapping[str, Any]] = (),
-                   limit: int = LIMIT) -> str:
+                   changes: Mapping[str, Any] | None = None, failing: Sequence[Mapping[str, Any]] = (),
+                   record: Sequence[str] = (), limit: int = LIMIT) -> str:
     """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters."""
-    sections = _sections(ledger, services)
+    sections = {**_sections(ledger, services), **takeover_sections(changes, failing, record)}
     for name, cap in SECTION_MAX.items():
         extra = sections[name].lines[cap:]
         del sections[name].lines[cap:]
@@ -208,3 +213,50 @@ def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str |
     cap = max((limit - rest - fixed - 2) // count, 8)
     text = _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run)
     return text if len(text) <= limit else text[: limit - 2] + "…\n"
+
+
+# -- what changed, what fails, where the record comes from (issue 10) ------------------------------
+
+STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed"}
+COMMITS_SHOWN = 3
+CHANGES_MORE = "(+{n} more not shown; `shiftgit resume {run} --json` lists them under changes)"
+
+
+def takeover_sections(changes: Mapping[str, Any] | None, failing: Sequence[Mapping[str, Any]],
+                      record: Sequence[str]) -> dict[str, Section]:
+    return {
+        "record": Section("Record", list(record), keep=len(record), empty="this work tree's ledger"),
+        "failing": Section("Failing checks", [failing_line(f) for f in failing], keep=3),
+        "changes": Section("Changed files since the run started", change_lines(changes or {}), keep=5,
+                           empty="none", more=CHANGES_MORE),
+    }
+
+
+def change_lines(changes: Mapping[str, Any]) -> list[str]:
+    """Committed paths with the commits that carried them (newest first), then uncommitted ones."""
+    after = set(changes.get("after_checkpoint") or ())
+    lines = []
+    for entry in changes.get("committed") or ():
+        commits = list(entry.get("commits") or ())
+        carried = ", ".join(c[:10] for c in commits[:COMMITS_SHOWN])
+        extra = len(commits) - COMMITS_SHOWN
+        lines.append(f"{entry['path']} ({STATUS.get(entry['status'], entry['status'])}), committed"
+                     + (f" in {carried}" if carried else "") + (f" (+{extra} more commits)" if extra > 0 else ""))
+    for entry in changes.get("uncommitted") or ():
+        lines.append(f"{entry['path']} ({STATUS.get(entry['status'], entry['status'])}), uncommitted"
+                     + (", edited after the last checkpoint" if entry["path"] in after else ""))
+    return lines
+
+
+def failing_line(check: Mapping[str, Any]) -> str:
+    ids = list(check.get("failing") or ())
+    shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" if len(ids) > FAILING_SHOWN
+                                              else "")
+    state = f" [{check['state']}]" if check.get("state") else ""
+    since = " (since the checkpoint)" if check.get("pending") else ""
+    return (f"{check['name']}{state}: exit {check.get('exit_code')}" + (f"; failing: {shown}" if shown else "")
+            + since)
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"

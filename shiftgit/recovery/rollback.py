@@ -51,6 +51,11 @@ def plan(store: Store, run: str) -> Plan:
     point = ledger.checkpoint
     if point is None:
         raise UsageError(f"run {run!r} has no checkpoint to roll back to; record one with `shiftgit checkpoint`")
+    return plan_checkpoint(store, run, point)
+
+
+def plan_checkpoint(store: Store, run: str, point: Checkpoint) -> Plan:
+    """What restoring `point`'s snapshot would do (rollback; `resume --adopt` for a published checkpoint)."""
     repo = store.repo
     target = _target_tree(repo, point, run)
     current = repo.worktree_tree()
@@ -132,7 +137,7 @@ def _rescue_ref(repo: Repo, run: str, now: dt.datetime) -> str:
     return ref
 
 
-def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None) -> tuple[str, str]:
+def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None, why: str = "rollback to") -> tuple[str, str]:
     """Keep the working files about to be replaced as a commit under refs/shift/rescue/.
 
     Its parent is the checkpoint's snapshot (else HEAD), so `git show --stat REF` lists what rollback replaced.
@@ -141,7 +146,7 @@ def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None) -> tuple[st
     run, seq = chosen.run, chosen.seq
     parent = chosen.snapshot or repo.head()
     commit = repo.commit_tree(chosen.current, [parent] if parent else [],
-                              f"shiftgit rescue: {run}, the working tree before rollback to checkpoint {seq}")
+                              f"shiftgit rescue: {run}, the working tree before {why} checkpoint {seq}")
     ref = _rescue_ref(repo, run, moment)
     repo.update_ref(ref, commit, ZERO, f"shiftgit rollback {run}")
     return ref, commit
@@ -157,13 +162,18 @@ def apply(store: Store, chosen: Plan) -> dict[str, Any]:
     if not chosen.changes:
         return {**report, "rescue": None, "rescue_commit": None}
     ref, commit = rescue(repo, chosen)
-    removed = [c for c in chosen.changes if not c.blob]
-    for change in removed:
-        _remove(repo.root, change.path)
+    restore_files(repo, chosen)
+    return {**report, "rescue": ref, "rescue_commit": commit}
+
+
+def restore_files(repo: Repo, chosen: Plan) -> None:
+    """Write the plan's changes into the work tree (after its rescue was kept)."""
+    for change in chosen.changes:
+        if not change.blob:
+            _remove(repo.root, change.path)
     for change in chosen.changes:
         if change.blob:
             _write(repo, change)
-    return {**report, "rescue": ref, "rescue_commit": commit}
 
 
 def _remove(root: Path, rel: str) -> None:
@@ -209,3 +219,18 @@ def repo_blob(repo: Repo, blob: str) -> bytes:
     if proc.returncode != 0:
         raise UsageError(f"blob {blob} is missing from this clone; fetch it, then run rollback again")
     return proc.stdout
+
+
+def restore_command(repo: Repo, rescue_ref: str, paths: list[str]) -> tuple[str | None, list[str]]:
+    """The command that brings back what was replaced, and the paths it cannot (they were not there before).
+
+    `git restore --source RESCUE -- PATHS` writes the rescued files into the work tree (index untouched).
+    """
+    import shlex
+
+    listed = repo.git("ls-tree", "-r", "-z", "--name-only", rescue_ref, "--", *paths).split("\0") if paths else []
+    kept = sorted(p for p in listed if p)
+    absent = sorted(set(paths) - set(kept))
+    if not kept:
+        return None, absent
+    return f"git restore --source {shlex.quote(rescue_ref)} -- {' '.join(shlex.quote(p) for p in kept)}", absent

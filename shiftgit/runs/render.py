@@ -13,7 +13,10 @@ from shiftgit.ledger.store import Store
 
 
 def status_report(store: Store) -> dict[str, Any]:
+    from shiftgit.git.sources import collect
+
     runs = []
+    records = collect(store, store.run_ids())  # the newest record of each run (git/sources.py)
     for run in store.run_ids():
         ledger = store.read(run)
         point = ledger.checkpoint
@@ -24,13 +27,45 @@ def status_report(store: Store) -> dict[str, Any]:
             "next": point.next.action if point else None, "updated_at": ledger.updated_at,
             "pending_checks": len(ledger.pending_checks),
             **_attention(ledger),
+            **_newest(run, records.get(run, [])),
         })
-    return {"active": store.active_run(), "runs": runs}
+    return {"active": _active(store), "runs": runs, **_takeover(store)}
+
+
+def _active(store: Store) -> str | None:
+    """The run discovery picks (ledger/discovery.py), as every command without --run would."""
+    from shiftgit.ledger.discovery import try_discover
+
+    pick = try_discover(store)
+    return pick.run if pick else None
+
+
+def _newest(run: str, records: list[Any]) -> dict[str, Any]:
+    """The newest record of the run, and the command that adopts it when it is not here."""
+    from shiftgit.git.sources import pick
+
+    source = pick(records)
+    if source is None:
+        return {"source": None}
+    entry: dict[str, Any] = {"source": {**source.to_dict(), "describe": source.describe()}}
+    if source.kind == "published":
+        entry["adopt"] = f"shiftgit resume {run} --adopt"
+    return entry
+
+
+def _takeover(store: Store) -> dict[str, Any]:
+    """The last background publish, and a hint when this clone never fetched what remotes published."""
+    from shiftgit.git import fetchstate, publish
+
+    return {"publish": publish.last_result(store.repo), "hint": fetchstate.sync_hint(store.repo)}
 
 
 def status_text(report: dict[str, Any]) -> str:
+    from shiftgit.git.publish import describe
+
+    tail = [line for line in (describe(report.get("publish")), report.get("hint")) if line]
     if not report["runs"]:
-        return "no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`"
+        return "\n".join(["no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`", *tail])
     lines = []
     for run in report["runs"]:
         mark = "*" if run["id"] == report["active"] else " "
@@ -40,7 +75,9 @@ def status_text(report: dict[str, Any]) -> str:
         if run["next"]:
             lines.append(f"    next: {run['next']}")
         lines += [f"    {line}" for line in _attention_lines(run)]
-    return "\n".join(lines)
+        if run.get("adopt"):
+            lines.append(f"    newer record: {run['source']['describe']}; adopt it: `{run['adopt']}`")
+    return "\n".join([*lines, *tail])
 
 
 def _attention(ledger: Ledger) -> dict[str, Any]:
