@@ -15,9 +15,12 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit.ledger.store import Store
+
+if TYPE_CHECKING:
+    from shiftgit.git.sources import Source
 
 CONTEXT_LIMIT = 10_000  # Claude Code caps additionalContext at 10,000 characters
 # Codex moves hook output of more than ~2,500 tokens, counted as bytes / 4, to a file and shows the model
@@ -38,23 +41,48 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
     """Provenance header + briefing, at most `limit` characters (and the agent's byte limit, if it has one).
 
     `shiftgit`: how the reader's shell runs shiftgit (agents/shell.py); `picked`: how discovery chose the run."""
-    header = provenance(store, run)
+    from shiftgit.git.sources import newer_published
+
+    newer = newer_published(store, run)  # another machine's (or worktree's) newer checkpoint is the one told
+    header = provenance(store, run, newer)
     if picked:
         header += f"\nshiftgit {picked}."
-    body = briefing(store, run, log=log, shiftgit=shiftgit) if resume else ledger_summary(store, run, shiftgit)
+    if resume:
+        body = briefing(store, run, log=log, shiftgit=shiftgit)
+    else:
+        body = ledger_summary(store, run, shiftgit, _document(newer.data) if newer is not None else None)
+        if newer is not None:
+            body += _local_problem(store, run)
     return fit(f"{header}\n\n{body}", limit, BYTE_LIMITS.get(agent or ""))
 
 
-def provenance(store: Store, run: str) -> str:
+def _local_problem(store: Store, run: str) -> str:
+    """When the briefing tells a published record, whether this work tree's own file can be read at all."""
+    from shiftgit.errors import ShiftError
+
+    try:
+        store.document(run)
+    except ShiftError as exc:
+        return f"\nthis work tree's ledger cannot be read: {exc}"
+    return ""
+
+
+def _document(data: bytes) -> dict[str, Any] | None:
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def provenance(store: Store, run: str, newer: Source | None = None) -> str:
     """Who recorded the ledger, in which commit; whether the working copy differs from it.
 
-    When another machine published a newer checkpoint (git/sources.py), that record is the one named.
+    When another machine published a newer checkpoint (`newer`, git/sources.py), that record is the one named.
     """
     from shiftgit.git.record import ledger_provenance
-    from shiftgit.git.sources import newer_published
 
     rel = store.rel(store.ledger_path(run))
-    newer = newer_published(store, run)
     if newer is not None:
         return (f"shiftgit ledger for run {run!r}, {newer.ref}:ledger.json, committed by {newer.author} in "
                 f"{(newer.commit or '')[:12]} ({newer.describe()}; newer than this work tree's file {rel}). What "
@@ -89,8 +117,10 @@ def resume_briefing(store: Store, run: str) -> str:
 
 # -- the summary from the ledger's JSON ---------------------------------------------------------
 
-def ledger_summary(store: Store, run: str, shiftgit: str = "shiftgit") -> str:
-    document = store.document(run)
+def ledger_summary(store: Store, run: str, shiftgit: str = "shiftgit",
+                   document: Mapping[str, Any] | None = None) -> str:
+    """The summary of the ledger's JSON (`document`: a newer published record's, else this work tree's)."""
+    document = document if document is not None else store.document(run)
     lines = _contract_lines(document)
     lines += _checkpoint_lines(document)
     lines += _effect_lines(document)

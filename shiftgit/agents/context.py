@@ -86,15 +86,16 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
 
 
 def _publish(store: Store) -> None:
-    """With `"publish"` configured, push the new save in the background as a checkpoint does (git/publish.py)."""
-    from shiftgit.errors import ShiftError
-    from shiftgit.git import publish
-
+    """With `"publish"` configured, push the new save in the background as a checkpoint does (git/publish.py).
+    The config is only looked at here (the commands that use it check it): no schema check on a hook's path."""
     try:
-        remote = publish.configured_remote(store.read_config())
-    except ShiftError:
-        return  # a broken config is reported by the commands that need it
-    if remote is not None:
+        config = json.loads((store.root / "config.json").read_bytes())
+    except (OSError, ValueError):
+        return
+    remote = config.get("publish") if isinstance(config, dict) else None
+    if isinstance(remote, str) and remote:
+        from shiftgit.git import publish
+
         publish.start(store.repo, remote)
 
 

@@ -10,10 +10,8 @@ and, when two machines' histories diverge, keeps both with the newer ledger (by 
 from __future__ import annotations
 
 import json
-import random
-import socket
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from shiftgit.errors import GitError
 from shiftgit.repo import Repo
@@ -34,9 +32,9 @@ TIP_FORMAT = SEP.join(("%(objectname)", "%(refname)", "%(trailers:separator=%x1e
                        "%(authorname) %(authoremail)"))
 
 
-@dataclass(frozen=True)
-class Tip:
-    """One ledger ref's tip: where it lives, and where and when it was recorded (its commit's trailers)."""
+class Tip(NamedTuple):
+    """One ledger ref's tip: where it lives, and where and when it was recorded (its commit's trailers).
+    (A NamedTuple: the agent hooks' briefing reads these, and `dataclasses` costs an import of `inspect`.)"""
 
     run: str
     ref: str
@@ -58,6 +56,8 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
     seq = seq_of(_json(data))
     blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
     tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
+    import socket  # here: reading tips (the briefing) needs neither socket nor random
+
     host = socket.gethostname()
     message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
                + (f"Shift-Clone: {clone}\n" if clone else ""))
@@ -73,6 +73,8 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
         except GitError:
             if attempt == RETRIES:
                 raise
+            import random
+
             time.sleep(random.uniform(0, 0.02 * (attempt + 1)))
     raise AssertionError("unreachable")
 

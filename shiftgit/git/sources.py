@@ -10,8 +10,7 @@ thing: "checkpoint #5 published from host A at 10:42, not committed".
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftgit.git import ledgerref
 from shiftgit.git.notestree import CatFile
@@ -21,9 +20,8 @@ from shiftgit.repo import Repo, clean_env
 PREFERENCE = {"working": 2, "committed": 2, "published": 1}
 
 
-@dataclass(frozen=True)
-class Source:
-    """One record of a run's ledger."""
+class Source(NamedTuple):
+    """One record of a run's ledger. (A NamedTuple: see ledgerref.Tip.)"""
 
     kind: str                 # working | committed | published
     seq: int                  # its checkpoint seq (0: no checkpoint yet)
