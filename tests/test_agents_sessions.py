@@ -174,6 +174,9 @@ def test_the_reason_names_a_command_a_login_shell_can_run(run_repo: Repo, isolat
 def test_no_agent_hook_imports_click_jsonschema_pygit2_or_the_model(run_repo: Repo, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     tf.claude(transcript, 20)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# step\n")
+    run_repo.ok("checkpoint", "--step", "a step")  # published ledger ref, snapshot: what the briefing reads
+    assert run_repo.commit("a step").returncode == 0
 
     def imported(agent: str, event: str, body: str) -> set[str]:
         err = hook(run_repo, agent, event, body, importtime=True).stderr

@@ -144,9 +144,14 @@ def _document(data: bytes | None) -> dict[str, Any] | None:
 
 
 def _clone_id(repo: Repo) -> str:
-    from shiftgit.ledger.trustdb import clone_id
+    """trustdb.clone_id, read without importing trustdb when the id exists (it loads the ledger model,
+    more than the agent hooks' briefing may spend)."""
+    try:
+        return (repo.common_dir / "shift" / "clone-id").read_text().strip()
+    except FileNotFoundError:
+        from shiftgit.ledger.trustdb import clone_id
 
-    return clone_id(repo)
+        return clone_id(repo)
 
 
 def newest_local(store: Store, run: str) -> Source | None:
