@@ -14,8 +14,8 @@ between them untimed (an edit, `shiftgit checkpoint`, one more turn in the trans
     after an edit (a checkpoint too), session end (the conversation saved, the session closed), the
     same for Codex.
 
-Medians over the rounds, divided by the median of `python -c pass` timed in the same rounds. Then,
-once per round too, `shiftgit context save --from` a generated transcript of BIG-MB megabytes.
+Medians over the rounds; start-ups are the median of each round's time over that round's `python -c pass`.
+Once per round too, `shiftgit context save --from` a generated transcript of BIG-MB megabytes.
 Reports Python's start-up time and the load average beside the figures.
 """
 
@@ -163,14 +163,15 @@ def measure(repo: Path, transcript: Transcript, big: Transcript, rounds: int) ->
 
 
 def report(samples: dict[str, list[float]], args: argparse.Namespace, big: Transcript) -> None:
-    unit = statistics.median(samples["python -c pass"])
-    print(f"{args.files} tracked files, a transcript of {args.turns}+ turns, median of {args.rounds} interleaved "
-          f"rounds; {scale()}")
+    """Medians in ms, and in start-ups: the median over rounds of (this hook / `python -c pass` of the same
+    round), which a load that drifts during the run skews less than a ratio of two medians."""
+    unit = samples["python -c pass"]
+    print(f"{args.files} tracked files, a transcript of {args.turns}+ turns, {args.rounds} interleaved rounds; "
+          f"{scale()}")
     print(f"  {'':48} {'ms':>8} {'start-ups':>10}")
     for name, values in samples.items():
-        median = statistics.median(values)
-        print(f"  {name:<48} {median:8.1f} {median / unit:10.2f}")
-
+        ratio = statistics.median(v / u for v, u in zip(values, unit, strict=True))
+        print(f"  {name:<48} {statistics.median(values):8.1f} {ratio:10.2f}")
 
 if __name__ == "__main__":
     main()
