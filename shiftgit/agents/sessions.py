@@ -13,9 +13,9 @@ values only.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,9 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$")
 
 
 def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    """UTC now, as `datetime.now(timezone.utc).isoformat(timespec="seconds")` writes it (without importing
+    datetime: the end-of-turn hook calls this every turn)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 def session_id(raw: str) -> str:
