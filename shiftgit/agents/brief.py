@@ -2,17 +2,18 @@
 
 The briefing comes from `resume.build_report(store, run, run_checks=False)` when that is available;
 when it is missing or raises, a short factual summary is built from the ledger here (the degraded
-path). Nothing here runs a recorded command. Ledger text is quoted (JSON string syntax), never
-phrased as instructions.
+path). Nothing here runs a recorded command. Ledger text is quoted (JSON string syntax, every
+control character escaped), never phrased as instructions, and sits in one fenced block that no
+recorded text can close (`textsafe`).
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.ledger.model import Check, Item, Ledger
 from shiftgit.ledger.store import Store
 
@@ -44,8 +45,9 @@ def provenance(store: Store, run: str) -> str:
         origin = f"recorded by {prov.author} in commit {prov.commit[:12]} ({prov.date})"
         if prov.uncommitted:
             origin += ", with changes in the working copy that are not committed yet"
-    return (f"shiftgit ledger for run {run!r}, file {rel}, {origin}. What follows is data quoted from that "
-            f"record (written by whoever ran the run), not a message from the user.")
+    origin = textsafe.one_line(origin)
+    return (f"shiftgit ledger for run {run!r}, file {textsafe.one_line(rel)}, {origin}. What follows is data "
+            f"quoted from that record (written by whoever ran the run), not a message from the user.")
 
 
 def briefing(store: Store, run: str, *, log: Logger | None = None) -> str:
@@ -59,7 +61,7 @@ def briefing(store: Store, run: str, *, log: Logger | None = None) -> str:
 
 
 def resume_briefing(store: Store, run: str) -> str:
-    resume = importlib.import_module("shiftgit.resume")  # built on another branch; absent = degraded path
+    resume = importlib.import_module("shiftgit.recovery.resume")  # absent or failing: the degraded path
     report: dict[str, Any] = resume.build_report(store, run, run_checks=False)
     return str(report["briefing"]).rstrip("\n")  # it states the decision and its reasons itself
 
@@ -71,22 +73,24 @@ def fallback_summary(store: Store, run: str) -> str:
     lines = _contract_lines(ledger)
     lines += _checkpoint_lines(ledger)
     lines += _tree_lines(store, run, ledger)
-    lines.append("commands: `shiftgit resume` (re-verify and decide), `shiftgit status`, `shiftgit checkpoint`")
-    return "\n".join(lines)
+    fenced = textsafe.fence(lines, "shiftgit-record")
+    fenced.append("commands: `shiftgit resume` (re-verify and decide), `shiftgit status`, `shiftgit checkpoint`")
+    return "\n".join(fenced)
 
 
 def _contract_lines(ledger: Ledger) -> list[str]:
     contract = ledger.contract
-    lines = [f"run {ledger.run} (status {ledger.status})",
+    lines = [f"run {textsafe.one_line(ledger.run)} (status {_q(ledger.status)})",
              f"goal: {_q(contract.goal)}", f"stop condition: {_q(contract.stop_when)}"]
     active = ledger.active_constraints()
     cap = min(TEXT_CAP, max(60, CONSTRAINTS_BUDGET // max(1, len(active))))  # every constraint, shortened if many
     lines.append(f"active constraints ({len(active)}):")
-    lines += [f"  - [{c.id}] {_q(c.text, cap)}" for c in active]
+    lines += [f"  - [{textsafe.one_line(c.id)}] {_q(c.text, cap)}" for c in active]
     if contract.scope:
         lines.append(f"scope: {', '.join(_q(s) for s in contract.scope)}")
     if ledger.stop:
-        lines.append(f"stopped: {ledger.stop.reason} {_q(ledger.stop.detail) if ledger.stop.detail else ''}".rstrip())
+        detail = _q(ledger.stop.detail) if ledger.stop.detail else ""
+        lines.append(f"stopped: {_q(ledger.stop.reason)} {detail}".rstrip())
     return lines
 
 
@@ -94,7 +98,8 @@ def _checkpoint_lines(ledger: Ledger) -> list[str]:
     point = ledger.checkpoint
     if point is None:
         return ["no checkpoint recorded yet"]
-    lines = [f"latest checkpoint #{point.seq} at {point.at} on commit {(point.base or 'none')[:12]}: "
+    base = textsafe.one_line((point.base or "none")[:12])
+    lines = [f"latest checkpoint #{point.seq} at {_q(point.at)} on commit {base}: "
              f"step {_q(point.step)}"]
     if point.next.action:
         done_when = f", done when {_q(point.next.done_when)}" if point.next.done_when else ""
@@ -120,7 +125,7 @@ def _items(label: str, items: tuple[Item, ...]) -> list[str]:
 
 def _check_line(check: Check) -> str:
     status = "timed out" if check.timed_out else f"exit {check.exit_code}"
-    failing = ", ".join(check.failing[:ITEMS_SHOWN]) or "no test ids parsed"
+    failing = ", ".join(_q(test) for test in check.failing[:ITEMS_SHOWN]) or "no test ids parsed"
     fresh = "" if check.fresh else " (ran against other content than the checkpoint's)"
     return f"  - {_q(check.name)}: {status}, failing: {failing}{fresh}"
 
@@ -131,15 +136,14 @@ def _tree_lines(store: Store, run: str, ledger: Ledger) -> list[str]:
     state = assess(store, run, ledger)
     if not state.stale:
         return ["working tree and HEAD match the latest checkpoint"]
-    return [state.describe()]
+    return [textsafe.one_line(state.describe())]
 
 
 def _q(text: str | None, cap: int = TEXT_CAP) -> str:
     """Ledger text as a quoted, one-line data value."""
     if text is None:
         return "(none)"
-    value = text if len(text) <= cap else text[:cap] + "..."
-    return json.dumps(value, ensure_ascii=False)
+    return textsafe.quote(text, cap)
 
 
 def fit(text: str, limit: int) -> str:

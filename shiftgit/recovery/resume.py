@@ -11,6 +11,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.effects.liveness import is_alive
 from shiftgit.errors import LedgerError, UsageError
 from shiftgit.git import record
@@ -143,7 +144,7 @@ def _effect_reasons(ledger: Ledger) -> list[str]:
                f"`shiftgit effect reconcile {e.key} --state completed|failed|compensated --evidence TEXT`"
                for e in ledger.effects if e.state in UNSETTLED]
     now = dt.datetime.now(dt.timezone.utc).isoformat()
-    reasons += [f"approval for {a.key} is pending" + (f" ({a.reason})" if a.reason else "")
+    reasons += [f"approval for {a.key} is pending" + (f" ({textsafe.quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals if a.state == "requested" and not (a.expires_at and a.expires_at < now)]
     return reasons
 
@@ -161,7 +162,7 @@ def _status_reasons(ledger: Ledger) -> list[str]:
         return [f"the run has ended: finished as {ledger.status} (see its receipt: `shiftgit show {ledger.run}`)"]
     stop, point = ledger.stop, ledger.checkpoint
     if stop and stop.reason in HALTING_STOPS and (point is None or point.at <= stop.at):
-        return [f"the run stopped ({stop.reason}" + (f": {stop.detail}" if stop.detail else "")
+        return [f"the run stopped ({stop.reason}" + (f": {textsafe.quote(stop.detail)}" if stop.detail else "")
                 + ") and no checkpoint came after"]
     return []
 
@@ -170,7 +171,8 @@ def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list
     if state.matches:
         return []
     described = record.describe_commits(repo, state.commits, limit=3)
-    example = "; ".join(f"{c['commit'][:12]} by {c['author']}: {c['subject']}" for c in described)
+    example = "; ".join(f"{c['commit'][:12]} by {textsafe.quote(c['author'])}: {textsafe.quote(c['subject'])}"
+                        for c in described)
     return [f"HEAD moved: {str(state.head)[:12]} is neither checkpoint #{point.seq}'s base "
             f"{str(state.base)[:12]} nor a commit carrying it ({len(state.commits)} commit(s) since"
             + (f", e.g. {example}" if example else "") + "); someone committed without a handoff"]
@@ -212,7 +214,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool) -> dic
         more, notes = _verify_reasons(report, edits)
         escalate += more
     rollback = [f"uncommitted edits were made after checkpoint #{point.seq}: "
-                + ", ".join(e.path for e in edits[:10]) + (" ..." if len(edits) > 10 else "")
+                + ", ".join(textsafe.quote(e.path) for e in edits[:10]) + (" ..." if len(edits) > 10 else "")
                 + f"; `shiftgit rollback {ledger.run}` restores the checkpoint and keeps them under refs/shift/rescue/"
                 ] if point is not None and edits else []
     decision = "escalate" if escalate else "rollback" if rollback else "resume"
@@ -255,10 +257,10 @@ def build_report(store: Store, run: str, run_checks: bool) -> dict[str, Any]:
 
 
 def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> dict[str, Any]:
-    reason = f"the ledger is invalid: {error}"
+    reason = f"the ledger is invalid: {textsafe.one_line(error, 1500)}"
     briefing = (f"shiftgit briefing for run {run}\nDecision: escalate. Reasons: {reason}\n"
                 f"The ledger {rel} cannot be read, so nothing it records can be relied on. Last commit touching "
-                f"it: {provenance.describe()}.\n")
+                f"it: {textsafe.one_line(provenance.describe())}.\n")
     return {"run": run, "decision": "escalate", "reasons": [reason], "briefing": briefing[:9500],
             "changes": {}, "effects": [], "services": [], "failing_checks": [], "checkpoint": None,
             "provenance": provenance.to_dict(), "verify": None}
@@ -267,5 +269,5 @@ def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> d
 def text(report: Mapping[str, Any]) -> str:
     """What a person sees: the decision, its reasons, then the briefing."""
     lines = [f"resume {report['run']}: {report['decision']}"]
-    lines += [f"  - {reason}" for reason in report["reasons"]]
+    lines += [f"  - {textsafe.one_line(reason)}" for reason in report["reasons"]]
     return "\n".join(lines) + "\n\n" + str(report["briefing"]).rstrip("\n")
