@@ -117,13 +117,17 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
 @click.command("trust")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (a person still runs this, not an agent).")
+@click.option("--allow-control", "allow_control", is_flag=True,
+              help="Trust commands holding control characters too (read their escaped form first).")
 @json_option
-def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
-    """Approve the run's recorded commands for this clone, so verify may run them.
+def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool) -> None:
+    """Approve the run's recorded commands (checks and effect probes) for this clone, so they may run.
 
-    Shows each command and who recorded it. Trust is kept outside the repository
-    ($XDG_DATA_HOME/shiftgit/), bound to the exact argv + cwd and to this clone. Refused inside a
-    coding agent's own process.
+    Shows who recorded them, then each command: its kind, name, cwd and sha256, and one argument
+    per line, quoted, with every control character escaped. A command holding a control character
+    (a carriage return, an escape sequence) is refused unless --allow-control. Trust is kept outside
+    the repository ($XDG_DATA_HOME/shiftgit/), bound to the exact argv + cwd and to this clone.
+    Refused inside a coding agent's own process.
 
     \b
     Example:
@@ -131,6 +135,7 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     """
     import os
 
+    from shiftgit import textsafe
     from shiftgit.git import record
     from shiftgit.ledger import trustdb
     from shiftgit.recovery import trust
@@ -147,10 +152,12 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
         emit(report) if as_json else click.echo(f"all {len(commands)} command(s) of {run} are trusted in this clone")
         return
     if not as_json:
-        click.echo(f"{len(pending)} command(s) of run {run}, recorded by {prov.describe()}:")
+        click.echo(f"{len(pending)} command(s) of run {run}, recorded by {textsafe.one_line(prov.describe())}:")
         for command in pending:
-            click.echo(f"  {command.name}: {' '.join(command.argv)}   (cwd {command.cwd}, sha256 {command.digest})")
+            click.echo("\n".join(trust.describe(command)))
     trust.require_human(os.environ, sys.stdin.isatty(), yes, "shiftgit trust")
+    if not allow_control:
+        trust.refuse_control(pending, run)
     if not yes and not click.confirm("Trust these commands in this clone?"):
         click.echo("nothing trusted", err=True)
         sys.exit(1)
