@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import COMMAND, emit, json_option, run_option
+from shiftgit.cli.common import COMMAND, Finite, command_argv, emit, json_option, run_option
 from shiftgit.cli.common import store as _store
 
 
@@ -43,7 +43,7 @@ def approval_request(key: str, reason: str, run: str | None, as_json: bool) -> N
 @approval.command("grant")
 @click.argument("key")
 @click.option("--by", required=True, help="Who grants it.")
-@click.option("--expires-in", "expires_in", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+@click.option("--expires-in", "expires_in", type=Finite(min=0, min_open=True), metavar="MINUTES",
               help="The grant lapses after this many minutes.")
 @run_option
 @json_option
@@ -149,7 +149,8 @@ def service_start(name: str, port: int | None, cwd: str, run: str | None, as_jso
     from shiftgit.effects import services
 
     store = _store()
-    record, warnings = services.start(store, store.resolve_run(run), name, command, port=port, cwd=cwd)
+    argv = command_argv(command, "service start")
+    record, warnings = services.start(store, store.resolve_run(run), name, argv, port=port, cwd=cwd)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     if as_json:

@@ -14,6 +14,32 @@ F = TypeVar("F", bound=Callable[..., Any])
 COMMAND = {"ignore_unknown_options": True, "allow_interspersed_args": False}
 
 
+class Finite(click.FloatRange):
+    """A float range that refuses NaN and infinity: neither is JSON, and `inf` would disable a budget for good."""
+
+    name = "finite number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def command_argv(command: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The command after `--`. Options a command does not know land here too (click passes them on):
+    a first word starting with `-` is such an option, refused before anything is recorded or run."""
+    if command and command[0].startswith("-"):
+        from shiftgit import textsafe
+        from shiftgit.errors import UsageError
+
+        raise UsageError(f"no such option {textsafe.quote(command[0], 60)} for `shiftgit {name}`; nothing was recorded "
+                         f"or run (see `shiftgit {name} --help`; the command goes after `--`)")
+    return command
+
+
 def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print stable JSON for agents and harnesses.")(f)
 

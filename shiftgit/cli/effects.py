@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import COMMAND, F, emit, json_option, run_option
+from shiftgit.cli.common import COMMAND, F, Finite, command_argv, emit, json_option, run_option
 from shiftgit.cli.common import store as _store
 
 # == effects, approvals, services (effects engineer) =========================================
@@ -41,7 +41,7 @@ def effect() -> None:
 @click.option("--probe", metavar="CMD", help="A command that checks the effect safely (exit 0: it happened).")
 @click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
 @click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
+@click.option("--timeout", type=Finite(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
 @run_option
 @json_option
@@ -62,7 +62,7 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
     from shiftgit.evidence import runner as evidence
 
     store = _store()
-    spec = effects.EffectInput(argv=command, **fields)
+    spec = effects.EffectInput(argv=command_argv(command, "effect run"), **fields)
     echo = None if quiet or as_json else evidence.stdout_binary()
     outcome = effects.run_effect(store, store.resolve_run(run), spec, echo=echo)
     record = outcome.effect
