@@ -30,7 +30,6 @@ MERGE_DRIVER = "shiftgit-ledger"
 ATTRIBUTE = f"runs/*/ledger.json merge={MERGE_DRIVER}"
 TRACKING = "refs/shift-remote"
 SNAPSHOTS = "refs/shift/"
-ZERO = "0" * 40
 
 
 # -- init: configuration ---------------------------------------------------------------------------
@@ -145,8 +144,8 @@ def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> s
     tag = f"refs/shift-tmp/sync-{os.getpid()}-{random.getrandbits(32):08x}"
     ours_ref, theirs_ref = f"{tag}-ours", f"{tag}-theirs"
     try:
-        repo.update_ref(ours_ref, local, ZERO, "shiftgit sync")
-        repo.update_ref(theirs_ref, theirs, ZERO, "shiftgit sync")
+        repo.update_ref(ours_ref, local, repo.null_id, "shiftgit sync")
+        repo.update_ref(theirs_ref, theirs, repo.null_id, "shiftgit sync")
         mine, other = note_blobs(repo.root, ours_ref), note_blobs(repo.root, theirs_ref)
         added = [c for c in other if c not in mine]
         differ = [c for c in other if c in mine and mine[c] != other[c]]
@@ -221,4 +220,4 @@ def _is_ancestor(repo: Repo, old: str, new: str) -> bool:
 
 def _swap(repo: Repo, ref: str, new: str, old: str | None) -> bool:
     """Compare-and-swap: False when the ref moved since we read it."""
-    return _ok(repo, "update-ref", "-m", "shiftgit sync", ref, new, old or ZERO)
+    return _ok(repo, "update-ref", "-m", "shiftgit sync", ref, new, old or repo.null_id)

@@ -21,8 +21,6 @@ from shiftgit.ledger.model import Checkpoint
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
 
-ZERO = "0" * 40
-
 
 @dataclass(frozen=True)
 class Change:
@@ -143,7 +141,7 @@ def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None) -> tuple[st
     commit = repo.commit_tree(chosen.current, [parent] if parent else [],
                               f"shiftgit rescue: {run}, the working tree before rollback to checkpoint {seq}")
     ref = _rescue_ref(repo, run, moment)
-    repo.update_ref(ref, commit, ZERO, f"shiftgit rollback {run}")
+    repo.update_ref(ref, commit, repo.null_id, f"shiftgit rollback {run}")
     return ref, commit
 
 

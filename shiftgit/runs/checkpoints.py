@@ -96,7 +96,7 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
         message = f"shiftgit snapshot: {run} checkpoint {seq}"
         commit = store.repo.commit_tree(tree, list(dict.fromkeys(parents)), message)
         try:
-            store.repo.update_ref(ref, commit, previous or "0" * 40, f"shiftgit checkpoint {run} {seq}")
+            store.repo.update_ref(ref, commit, previous or store.repo.null_id, f"shiftgit checkpoint {run} {seq}")
             return commit
         except GitError:
             if attempt == SNAPSHOT_RETRIES:
