@@ -22,6 +22,7 @@ _CONTROL_RE = re.compile(f"[{_CONTROL}]")
 _QUOTED_RE = re.compile(f'[{_CONTROL}"\\\\]')
 _TERMINAL = _CONTROL.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f")  # tab and newline stay
 _TERMINAL_RE = re.compile(f"[{_TERMINAL}]")
+_UNESCAPED_BY_JSON = re.compile(f"[{_CONTROL.replace(chr(0) + '-' + chr(31), '')}]")  # json.dumps leaves these
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
 _BACKTICKS = re.compile(r"`+")
 
@@ -44,6 +45,12 @@ def escape(text: str) -> str:
 def visible(text: str) -> str:
     """`text` with every control character shown as an escape; quotes and backslashes stay as they are."""
     return _CONTROL_RE.sub(_escaped, text)
+
+
+def json_text(text: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with DEL, C1, separators and bidi controls
+    escaped too: they can only stand inside strings there, so the JSON stays the same value."""
+    return _UNESCAPED_BY_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def cut(text: str, cap: int) -> str:

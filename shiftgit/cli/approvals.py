@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from shiftgit import textsafe
 from shiftgit.cli.common import COMMAND, Finite, command_argv, emit, json_option, run_option
 from shiftgit.cli.common import store as _store
 
@@ -103,7 +104,8 @@ def approval_list(run: str | None, as_json: bool) -> None:
         emit(rows)
         return
     for row in rows:
-        click.echo(f"{row['key']:<24} {row['state']:<9} {row.get('by') or ''}  {row.get('reason') or ''}".rstrip())
+        line = f"{row['key']:<24} {row['state']:<9} {row.get('by') or ''}  {row.get('reason') or ''}".rstrip()
+        click.echo(textsafe.one_line(line))
     if not rows:
         click.echo("no approvals")
 

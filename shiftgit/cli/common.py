@@ -40,6 +40,13 @@ def command_argv(command: tuple[str, ...], name: str) -> tuple[str, ...]:
     return command
 
 
+def terminal(text: str) -> str:
+    """Human output holding recorded text: line breaks stay, other control characters are shown, never obeyed."""
+    from shiftgit import textsafe
+
+    return textsafe.for_terminal(text)
+
+
 def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print stable JSON for agents and harnesses.")(f)
 
@@ -49,7 +56,10 @@ def run_option(f: F) -> F:
 
 
 def emit(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    """Stable JSON on stdout; no character in it can act on a terminal."""
+    from shiftgit import textsafe
+
+    click.echo(textsafe.json_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)))
 
 
 def store(require: bool = True) -> Any:

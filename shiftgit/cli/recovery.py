@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option
+from shiftgit.cli.common import emit, json_option, terminal
 from shiftgit.cli.common import store as _store
 
 
@@ -47,7 +47,7 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: 
 
     store = _store()
     report = core.verify(store, _pick(store, run_id, "verify"), repeat=repeat, pinned=_pins(pins))
-    emit(report) if as_json else click.echo(core.text(report))
+    emit(report) if as_json else click.echo(terminal(core.text(report)))
     sys.exit(core.exit_code(report))
 
 
@@ -68,7 +68,7 @@ def resume_cmd(run_id: str | None, no_run: bool, as_json: bool) -> None:
     from shiftgit.recovery import resume as core
 
     report = core.resume(_store(), run_id, run_checks=not no_run)
-    emit(report) if as_json else click.echo(core.text(report))
+    emit(report) if as_json else click.echo(terminal(core.text(report)))
     sys.exit(core.exit_code(report))
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from shiftgit.cli.common import emit, json_option
+from shiftgit.cli.common import emit, json_option, terminal
 from shiftgit.cli.common import store as _store
 
 # -- status / show / validate ---------------------------------------------------------------
@@ -14,7 +14,7 @@ from shiftgit.cli.common import store as _store
 @click.command()
 @json_option
 def status(as_json: bool) -> None:
-    """All runs at a glance.
+    """All runs at a glance. Exit 1 when a run's ledger cannot be read (listed with its error beside the others).
 
     \b
     Example:
@@ -26,8 +26,9 @@ def status(as_json: bool) -> None:
     report = render.status_report(store)
     if as_json:
         emit(report)
-        return
-    click.echo(render.status_text(report))
+    else:
+        click.echo(render.status_text(report))
+    sys.exit(1 if render.has_errors(report) else 0)
 
 
 @click.command()
@@ -48,7 +49,7 @@ def show(run_id: str | None, as_json: bool, markdown: bool) -> None:
     if as_json:
         emit(ledger.to_dict())
     else:
-        click.echo(render.markdown(ledger) if markdown else render.summary(ledger))
+        click.echo(terminal(render.markdown(ledger) if markdown else render.summary(ledger)))
 
 
 @click.command()

@@ -6,16 +6,25 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from shiftgit.errors import LedgerError
+from shiftgit import textsafe
+from shiftgit.errors import LedgerError, ShiftError
 from shiftgit.ledger.model import Ledger
 from shiftgit.ledger.schema import check_version, schema_errors
 from shiftgit.ledger.store import Store
 
+TEXT_CAP = 200  # characters of recorded text per status line
+
 
 def status_report(store: Store) -> dict[str, Any]:
-    runs = []
+    """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
+    runs: list[dict[str, Any]] = []
     for run in store.run_ids():
-        ledger = store.read(run)
+        try:
+            ledger = store.read(run)
+        except ShiftError as exc:
+            runs.append({"id": run, "status": "error", "goal": None, "stop": None,
+                         "error": textsafe.one_line(str(exc), 600)})
+            continue
         point = ledger.checkpoint
         runs.append({
             "id": ledger.run, "status": ledger.status, "goal": ledger.contract.goal,
@@ -25,21 +34,33 @@ def status_report(store: Store) -> dict[str, Any]:
             "pending_checks": len(ledger.pending_checks),
             **_attention(ledger),
         })
-    return {"active": store.active_run(), "runs": runs}
+    try:
+        active = store.active_run()
+    except ShiftError as exc:
+        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs}
+    return {"active": active, "runs": runs}
+
+
+def has_errors(report: dict[str, Any]) -> bool:
+    return bool(report.get("active_error")) or any(run.get("error") for run in report["runs"])
 
 
 def status_text(report: dict[str, Any]) -> str:
     if not report["runs"]:
         return "no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`"
-    lines = []
+    lines = [f"! active-run pointer: {report['active_error']}"] if report.get("active_error") else []
     for run in report["runs"]:
+        if run.get("error"):
+            lines.append(f"! {run['id']:<20} {'UNREADABLE':<9} {run['error']}")
+            continue
         mark = "*" if run["id"] == report["active"] else " "
-        where = f"#{run['checkpoint']} {run['step'] or ''}".strip() if run["checkpoint"] else "no checkpoint"
-        stop = f" [stopped: {run['stop']['reason']}]" if run["stop"] else ""
-        lines.append(f"{mark} {run['id']:<20} {run['status']:<9} {where}{stop}")
+        step = textsafe.one_line(run["step"] or "", TEXT_CAP)
+        where = f"#{run['checkpoint']} {step}".strip() if run["checkpoint"] else "no checkpoint"
+        stop = f" [stopped: {textsafe.one_line(str(run['stop']['reason']))}]" if run["stop"] else ""
+        lines.append(f"{mark} {run['id']:<20} {textsafe.one_line(str(run['status'])):<9} {where}{stop}")
         if run["next"]:
-            lines.append(f"    next: {run['next']}")
-        lines += [f"    {line}" for line in _attention_lines(run)]
+            lines.append(f"    next: {textsafe.one_line(run['next'], TEXT_CAP)}")
+        lines += [f"    {textsafe.one_line(line, TEXT_CAP)}" for line in _attention_lines(run)]
     return "\n".join(lines)
 
 
