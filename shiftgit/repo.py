@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shiftgit.errors import GitError, UsageError
+from shiftgit.textsafe import path_text
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # in a sha1 repository; ask `Repo.empty_tree`
 EMPTY_TREES = {"sha1": EMPTY_TREE,
@@ -132,7 +133,7 @@ class Repo:
             _, _, _, blob, status = meta[1:].split(" ")
             if path == SHIFT_DIR or path.startswith(SHIFT_DIR + "/"):
                 continue
-            entries.append(FileEntry(path, None if status == "D" else blob, status[0]))
+            entries.append(FileEntry(path_text(path), None if status == "D" else blob, status[0]))
         return entries
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:

@@ -53,6 +53,14 @@ def json_text(text: str) -> str:
     return _UNESCAPED_BY_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def path_text(path: str) -> str:
+    """A path git printed (decoded with surrogateescape) as text JSON can hold: a byte that is not UTF-8
+    becomes `\\xNN`, the same way on every side (ledger, gate, reports)."""
+    if path.isascii():
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def cut(text: str, cap: int) -> str:
     """At most `cap` characters, an ellipsis marking a cut."""
     return text if len(text) <= cap else text[: max(cap - 1, 0)] + ELLIPSIS

@@ -104,7 +104,7 @@ def _commits_by_path(repo: Repo, start: str | None, head: str) -> dict[str, list
         if token.startswith("\x01"):
             commit = token[1:]
             continue
-        path = token.lstrip("\n")
+        path = textsafe.path_text(token.lstrip("\n"))
         if path and commit and len(by_path.setdefault(path, [])) < COMMITS_PER_PATH:
             by_path[path].append(commit)
     return by_path

@@ -20,6 +20,7 @@ from shiftgit.git import record
 from shiftgit.ledger.model import Checkpoint
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
+from shiftgit.textsafe import path_text
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ class Plan:
     snapshot: str | None = None  # the checkpoint's snapshot commit, when this clone has it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run": self.run, "checkpoint": self.seq, "restore": [c.path for c in self.changes if c.blob],
-                "remove": [c.path for c in self.changes if not c.blob]}
+        return {"run": self.run, "checkpoint": self.seq,
+                "restore": [path_text(c.path) for c in self.changes if c.blob],
+                "remove": [path_text(c.path) for c in self.changes if not c.blob]}
 
 
 def plan(store: Store, run: str) -> Plan:
