@@ -86,6 +86,7 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     Example:
       shiftgit rollback --yes
     """
+    from shiftgit import textsafe
     from shiftgit.errors import UsageError
     from shiftgit.recovery import rollback as core
 
@@ -104,6 +105,8 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
             click.echo("rollback cancelled; nothing was changed", err=True)
             sys.exit(1)
     report = core.apply(store, plan)
+    for left in report["withheld"] if not as_json else ():
+        click.echo(f"shiftgit: not rolled back: {textsafe.one_line(left['path'])}: {left['why']}", err=True)
     if as_json:
         emit(report)
     elif report["rescue"] is None:

@@ -115,11 +115,15 @@ def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
       shiftgit checkpoint --step "callback parses state" --next "handle expired tokens" \\
         --done-when "test_expired passes"
     """
+    from shiftgit import textsafe
     from shiftgit.runs import checkpoints
 
     store = _store()
     run_id = store.resolve_run(run)
     point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields))
+    for held in point.extra.get("withheld") or []:
+        click.echo(f"shiftgit: warning: {textsafe.one_line(str(held['path']))} holds what looks like a secret "
+                   f"({held['rule']}): left out of the snapshot, so rollback cannot restore it", err=True)
     if as_json:
         emit(point.to_dict())
         return

@@ -7,6 +7,11 @@ notemerge), swaps the local ref compare-and-swap to a notes commit with both tip
 diverged snapshot refs the same way (a commit keeping both histories, our tree), and pushes without
 force. Any rejection, or a local ref that moved meanwhile, starts again from the fetch, a bounded
 number of times with backoff. Two machines that sync in any order end with the same notes.
+
+Nothing secret is pushed (defence in depth behind the checkpoint's own scan): before each push,
+every blob the `refs/shift/*` refs would send passes the secret scanner (`secretscan`), and a ref
+holding a finding stays here, reported in `refused`. `push_refs` is that push path, for every
+caller that publishes `refs/shift/*`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
+from shiftgit.git import secretscan
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import NOTES_REF, note_blobs, read_notes, write_notes
 from shiftgit.ledger.store import Store, write_atomic
@@ -77,10 +83,12 @@ class Report:
     total: int = 0
     snapshots: dict[str, str] = field(default_factory=dict)  # ref -> fast-forward | merged
     pushed: list[str] = field(default_factory=list)
+    refused: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # ref -> [{path, rule}]: a secret
 
     def to_dict(self) -> dict[str, Any]:
         return {"remote": self.remote, "attempts": self.attempts, "notes": {"result": self.notes, "added": self.added,
-                "merged": self.merged, "total": self.total}, "snapshots": self.snapshots, "pushed": self.pushed}
+                "merged": self.merged, "total": self.total}, "snapshots": self.snapshots, "pushed": self.pushed,
+                "refused": self.refused}
 
 
 def default_remote(repo: Repo) -> str:
@@ -185,11 +193,18 @@ def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
     return done
 
 
+def push_refs(repo: Repo, remote: str) -> tuple[list[str], dict[str, list[dict[str, str]]]]:
+    """The refspecs to push (notes, and every `refs/shift/*` ref that leaks nothing), and the refs refused."""
+    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
+    refs = [SNAPSHOTS + name for name in _refs(repo, SNAPSHOTS)]
+    refused = secretscan.refused_refs(repo, refs, remote, TRACKING)
+    specs += [f"{ref}:{ref}" for ref in refs if ref not in refused]
+    return specs, {ref: [w.to_dict() for w in found] for ref, found in refused.items()}
+
+
 def _push(repo: Repo, remote: str, report: Report) -> bool:
     """Push without force; True when any ref was rejected (the caller starts again from the fetch)."""
-    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
-    if _refs(repo, SNAPSHOTS):
-        specs.append(f"{SNAPSHOTS}*:{SNAPSHOTS}*")
+    specs, report.refused = push_refs(repo, remote)
     if not specs:
         return False
     argv = ["push", "--porcelain", "--no-verify", remote, *specs]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
+from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.model import (
     DECISIONS_CAP,
@@ -58,13 +59,15 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
     head = repo.head()
     tree = repo.worktree_tree()
     files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in repo.diff_trees(head, tree))
+    kept, held = secretscan.clean_tree(repo, head, tree)  # the snapshot (pushed by sync) holds no secret
+    withheld = {"withheld": [w.to_dict() for w in held]} if held else {}
     made: list[Checkpoint] = []
 
     def change(ledger: Ledger) -> Ledger:
         at = now_iso()
         previous = ledger.checkpoint
         seq = (previous.seq if previous else 0) + 1
-        snapshot = _snapshot(store, ledger.run, tree, head, seq)
+        snapshot = _snapshot(store, ledger.run, kept, head, seq)
         checks = ledger.pending_checks or (previous.checks if previous else ())
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
@@ -72,7 +75,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
             phase=spec.phase or (previous.phase if previous else None),
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
             checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
-            next=_next(previous, spec), note=spec.note, spend=spend,
+            next=_next(previous, spec), note=spec.note, spend=spend, extra=withheld,
             **_carried_items(previous, spec, seq),
         )
         history = ledger.history
