@@ -199,6 +199,8 @@ def service_list(run: str | None, as_json: bool) -> None:
         return
     for row in rows:
         port = f" port {row['port']}" if row.get("port") else ""
-        click.echo(f"{row['name']:<20} pid {row['pid']}{port} {'alive' if row['alive'] else 'not alive'}")
+        state = ("alive" if row["alive"] else "not alive") if row["alive"] is not None else \
+            f"unknown (recorded on host {textsafe.quote(str(row['host']))}, not this one)"
+        click.echo(f"{row['name']:<20} pid {row['pid']}{port} {state}")
     if not rows:
         click.echo("no services")

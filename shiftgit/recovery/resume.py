@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shiftgit import textsafe
-from shiftgit.effects.liveness import is_alive
+from shiftgit.effects.liveness import liveness
 from shiftgit.errors import LedgerError, UsageError
 from shiftgit.git import record
 from shiftgit.ledger.model import Checkpoint, Effect, Ledger
@@ -64,8 +64,16 @@ def effect_entry(effect: Effect) -> dict[str, Any]:
 
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    return [{"name": e.name or e.key, "key": e.key, "pid": e.pid, "port": e.port, "state": e.state,
-             "alive": is_alive(e.pid, e.port, _identity(e))} for e in ledger.effects if e.kind == "service"]
+    """Each recorded service: `alive` True or False here, None (`liveness` unknown) when recorded on another host."""
+    return [_service_entry(e) for e in ledger.effects if e.kind == "service"]
+
+
+def _service_entry(effect: Effect) -> dict[str, Any]:
+    identity = _identity(effect)
+    state = liveness(effect.pid, effect.port, identity)
+    return {"name": effect.name or effect.key, "key": effect.key, "pid": effect.pid, "port": effect.port,
+            "state": effect.state, "alive": {"alive": True, "dead": False}.get(state), "liveness": state,
+            "host": identity.get("host") if identity else None}
 
 
 def _identity(effect: Effect) -> Mapping[str, Any] | None:
