@@ -162,7 +162,7 @@ class Store:
         return self.inside("runs", validate_run_id(run), "ledger.json")
 
     def run_ids(self) -> list[str]:
-        runs = self.root / "runs"
+        runs = self.inside("runs")
         if not runs.is_dir():
             return []
         return sorted(p.name for p in runs.iterdir() if (p / "ledger.json").is_file() and _RUN_ID.match(p.name))
