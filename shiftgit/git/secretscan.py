@@ -15,6 +15,7 @@ objects): a blob is read and scanned once, however many checkpoints keep it.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -48,10 +49,17 @@ class Withheld(NamedTuple):
 
 # -- verdicts -----------------------------------------------------------------------------------
 
+_PRINTABLE = re.compile(rb"[\t\x20-\x7e]{8,}")  # what `strings` shows: where a token in a binary file would be
+BINARY_SNIFF = 8000  # bytes git looks at to call a file binary (a NUL among them)
+
+
 def first_rule(data: bytes) -> str | None:
-    """The first rule that finds a secret in a blob's bytes, or None. Latin-1 keeps every ASCII byte in place."""
+    """The first rule that finds a secret in a blob's bytes, or None. Text is read as latin-1 (every ASCII byte
+    stays in place); a binary file is judged by its printable runs, as `strings` shows them (tokens are ASCII)."""
     from shiftgit.ledger.secrets import find_secrets_in_json
 
+    if b"\0" in data[:BINARY_SNIFF]:
+        data = b"\n".join(_PRINTABLE.findall(data))
     found = find_secrets_in_json(data.decode("latin-1"), entropy=False)
     return found[0].rule if found else None
 
