@@ -40,11 +40,37 @@ case $hook in
             [ "$hook" = pre-commit ] || exit 0
             git diff --cached --quiet -- .shift/runs >/dev/null 2>&1 && exit 0
         fi ;;
-    post-commit)  # a note only when the commit changed a ledger, or skipped the gate
+    post-commit|post-merge)  # a note only when the commit changed a ledger, or skipped the gate
+        if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then
+            exit 0  # a squash merge makes no commit
+        fi
         if [ -z "$SHIFT_SKIP" ] && git diff-tree --quiet -r --root --no-commit-id \
                 --diff-merges=first-parent HEAD -- .shift/runs >/dev/null 2>&1; then
             exit 0
         fi ;;
+    pre-push)  # Python only when a pushed range changes a ledger or ends on an active run (or SHIFT_SKIP)
+        if [ -z "${input+set}" ]; then
+            input=$(cat; echo .)
+            input=${input%.}
+        fi
+        needed=$SHIFT_SKIP
+        while [ -z "$needed" ] && read -r _ local_sha _ remote_sha; do
+            case $local_sha in *[!0]*) ;; *) continue ;; esac  # a deletion pushes no commit
+            case $remote_sha in
+                *[!0]*) if ! git cat-file -e "$remote_sha^{commit}" 2>/dev/null ||
+                            ! git diff --quiet "$remote_sha" "$local_sha" -- .shift/runs 2>/dev/null; then
+                            needed=1
+                        fi ;;
+                *) needed=1 ;;  # a new branch
+            esac
+            if [ -z "$needed" ] && git grep -q -E '^  "status": "active"' "$local_sha" -- \
+                    '.shift/runs/*/ledger.json' 2>/dev/null; then
+                needed=1
+            fi
+        done <<EOF
+$input
+EOF
+        [ -n "$needed" ] || exit 0 ;;
 esac
 
 # 2b. commit-msg: the pre-commit hook of this same `git commit` (same parent pid) left the trailers

@@ -15,7 +15,7 @@ from conftest import Repo
 
 from shiftgit.git import handoff
 
-HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite")
+HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "post-merge", "pre-push")
 LEDGER = ".shift/runs/demo/ledger.json"
 BROKEN = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"
 TOKEN = "ghp_" + "Q7fK2xLm9Pz4Rt8Wv1Ny6Bc3Hd5Js0Ga2Ek7"

@@ -28,7 +28,7 @@ def hook(names: tuple[str, ...]) -> None:
     """Entry points for git hooks and agent hooks (installed by `shiftgit init`).
 
     \b
-    Git hooks:   shiftgit hook pre-commit|commit-msg|post-commit|post-rewrite|pre-push
+    Git hooks:   shiftgit hook pre-commit|commit-msg|post-commit|post-rewrite|post-merge|pre-push
     Agent hooks: shiftgit hook claude session-start|stop|pre-compact|session-end
                  shiftgit hook codex session-start|stop|pre-compact
                  shiftgit hook gemini session-start|after-agent|pre-compress|session-end

@@ -12,7 +12,7 @@ from typing import NamedTuple, TextIO
 from shiftgit.git import view as gitview
 
 # The git hooks `shiftgit hook NAME` answers (dispatched in __main__ before click loads).
-GIT_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "pre-push")
+GIT_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "post-merge", "pre-push")
 
 
 class Context(NamedTuple):

@@ -27,7 +27,7 @@ from shiftgit.git.view import Objects
 if TYPE_CHECKING:
     pass
 
-BLOCKING = ("pre-commit", "commit-msg")  # their failure stops the commit
+BLOCKING = ("pre-commit", "commit-msg", "pre-push")  # their failure stops the commit or the push
 TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed, then trailers
 
 
@@ -228,11 +228,60 @@ def post_rewrite(ctx: Context) -> int:
     return rewrite.post_rewrite(ctx)
 
 
+def post_merge(ctx: Context) -> int:
+    """A merge commit that merged ledgers gets its note like any commit (not a squash: no commit yet)."""
+    if ctx.args[:1] == ["1"]:
+        return 0
+    return post_commit(ctx)
+
+
+# -- pre-push: the gate, again, over what is pushed -------------------------------------------------
+
 def pre_push(ctx: Context) -> int:
-    return 0
+    """Refuse a push whose commits break the gate (see `git/ci.py`); SHIFT_SKIP passes, kept in notes."""
+    from shiftgit.git import ci
+
+    specs = push_ranges(ctx)
+    commits = list(dict.fromkeys(c for spec in specs for c in ci.commits_in(ctx.root, ctx.env, spec)))
+    verdicts = ci.judge(ctx.root, ctx.env, commits) if commits else []
+    failed = [v for v in verdicts if v.status == "failed"]
+    if not failed:
+        return 0
+    reason = ctx.environ.get("SHIFT_SKIP")
+    if reason:
+        ci.record_skip(ctx.root, [v.commit for v in failed], reason)
+        ctx.say(f"shiftgit: push gate skipped (SHIFT_SKIP): {reason} — kept in the notes of {len(failed)} "
+                "commit(s); `shiftgit sync` shares those notes with the remote (and with CI)")
+        return 0
+    ctx.say(ci.render(" ".join(specs), verdicts, title="shiftgit pre-push"))
+    ctx.say('  to push anyway, the reason kept in each failing commit\'s note: SHIFT_SKIP="<reason>" git push ...')
+    return 1
+
+
+def push_ranges(ctx: Context) -> list[str]:
+    """Each pushed ref's new commits: `<remote sha>..<local sha>`, or for a new branch those on no remote ref.
+
+    git gives "<local ref> <local sha> <remote ref> <remote sha>" lines on stdin; the pre-commit
+    framework gives PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF instead.
+    """
+    pairs = [(f[1], f[3]) for f in (line.split() for line in ctx.stdin.read().splitlines()) if len(f) == 4]
+    if not pairs and ctx.environ.get("PRE_COMMIT_TO_REF"):
+        pairs = [(ctx.environ["PRE_COMMIT_TO_REF"], ctx.environ.get("PRE_COMMIT_FROM_REF", ""))]
+    remote = ctx.args[0] if ctx.args else ""
+    specs = []
+    with Objects(ctx.root, ctx.env) as objects:
+        for local, theirs in pairs:
+            if not local.strip("0"):
+                continue  # a deletion pushes no commit
+            if theirs.strip("0") and objects.resolve(theirs) is not None:
+                specs.append(f"{theirs}..{local}")
+            else:
+                remotes = f"--remotes={remote}" if remote and "/" not in remote and ":" not in remote else "--remotes"
+                specs.append(f"{local} --not {remotes}")
+    return specs
 
 
 HANDLERS: dict[str, Callable[[Context], int]] = {
     "pre-commit": pre_commit, "commit-msg": commit_msg, "post-commit": post_commit,
-    "post-rewrite": post_rewrite, "pre-push": pre_push,
+    "post-rewrite": post_rewrite, "post-merge": post_merge, "pre-push": pre_push,
 }

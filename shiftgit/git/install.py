@@ -19,18 +19,20 @@ from pathlib import Path
 from shiftgit.errors import UsageError
 from shiftgit.repo import Repo
 
-HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite")
+HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "post-merge", "pre-push")
 MARK = b"installed by `shiftgit init --hooks git`"
 LEGACY_MARK = b"\n# installed by shiftgit\n"  # the shims of shiftgit 0.1's placeholder
 SAVED = ".pre-shiftgit"
 TEMPLATE = "git-hook.sh"
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 INSTALL_HINT = ("pre-commit install --hook-type pre-commit --hook-type commit-msg --hook-type post-commit "
-                "--hook-type post-rewrite")
+                "--hook-type post-rewrite --hook-type post-merge --hook-type pre-push")
 HOOK_IDS = {"pre-commit": "shiftgit-gate", "commit-msg": "shiftgit-commit-msg",
-            "post-commit": "shiftgit-post-commit", "post-rewrite": "shiftgit-post-rewrite"}
+            "post-commit": "shiftgit-post-commit", "post-rewrite": "shiftgit-post-rewrite",
+            "post-merge": "shiftgit-post-merge", "pre-push": "shiftgit-push-gate"}
 HOOK_NAMES = {"pre-commit": "shiftgit commit gate", "commit-msg": "shiftgit trailers",
-              "post-commit": "shiftgit handoff note", "post-rewrite": "shiftgit rewrite notes"}
+              "post-commit": "shiftgit handoff note", "post-rewrite": "shiftgit rewrite notes",
+              "post-merge": "shiftgit merge note", "pre-push": "shiftgit push gate"}
 
 
 def hooks_dir(repo: Repo) -> Path:
@@ -55,7 +57,7 @@ def shim(hook: str, python: str) -> str:
 # -- plain git hooks --------------------------------------------------------------------------------
 
 def install_git_hooks(repo: Repo, python: str | None = None) -> list[str]:
-    """Write the four shims; keep and chain hooks that were there. Idempotent."""
+    """Write the shims; keep and chain hooks that were there. Idempotent."""
     interpreter = os.path.abspath(python or sys.executable)
     folder = hooks_dir(repo)
     folder.mkdir(parents=True, exist_ok=True)
@@ -108,7 +110,8 @@ def local_block(indent: str) -> str:
 
 def new_config() -> str:
     return ("# pre-commit configuration (https://pre-commit.com)\nminimum_pre_commit_version: 3.2.0\n"
-            "default_install_hook_types: [pre-commit, commit-msg, post-commit, post-rewrite]\nrepos:\n"
+            "default_install_hook_types: [pre-commit, commit-msg, post-commit, post-rewrite, post-merge, pre-push]\n"
+            "repos:\n"
             + local_block("  "))
 
 

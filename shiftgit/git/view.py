@@ -116,7 +116,15 @@ class Change(NamedTuple):
 
 def staged(root: Path, env: Mapping[str, str], base: str) -> list[Change]:
     """`git diff-index --cached` against `base` (HEAD, or the empty tree), renames off."""
-    out = git(root, env, "diff-index", "--cached", "-z", "--no-renames", base)
+    return _raw_changes(git(root, env, "diff-index", "--cached", "-z", "--no-renames", base))
+
+
+def committed(root: Path, env: Mapping[str, str], base: str, commit: str) -> list[Change]:
+    """What `commit` changed against `base` (its parent, or the empty tree), renames off."""
+    return _raw_changes(git(root, env, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base, commit))
+
+
+def _raw_changes(out: str) -> list[Change]:
     parts = out.split("\0")
     changes = []
     for meta, path in zip(parts[0::2], parts[1::2], strict=False):
