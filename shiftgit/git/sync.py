@@ -46,7 +46,7 @@ def configure(store: Store) -> list[str]:
     repo.git("config", "--local", f"merge.{MERGE_DRIVER}.name", "shiftgit: merge run ledgers by id")
     driver = f"{shlex.quote(sys.executable)} -m shiftgit merge-driver %O %A %B %P"
     repo.git("config", "--local", f"merge.{MERGE_DRIVER}.driver", driver)
-    attributes = store.root / ".gitattributes"
+    attributes = store.inside(".gitattributes")  # never through a symbolic link
     text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
     if ATTRIBUTE not in text.splitlines():
         glue = "\n" if text and not text.endswith("\n") else ""
