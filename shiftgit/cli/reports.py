@@ -14,7 +14,8 @@ from shiftgit.cli.common import store as _store
 @click.command()
 @json_option
 def status(as_json: bool) -> None:
-    """All runs at a glance. Exit 1 when a run's ledger cannot be read (listed with its error beside the others).
+    """All runs at a glance. A run whose ledger cannot be read is listed with its error (also on stderr)
+    beside the others: exit 1; exit 2 when not one run could be read.
 
     \b
     Example:
@@ -28,7 +29,9 @@ def status(as_json: bool) -> None:
         emit(report)
     else:
         click.echo(render.status_text(report))
-    sys.exit(1 if render.has_errors(report) else 0)
+    for line in render.errors(report):
+        click.echo(f"shiftgit: {line}", err=True)
+    sys.exit(render.exit_code(report))
 
 
 @click.command()

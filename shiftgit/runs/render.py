@@ -41,8 +41,18 @@ def status_report(store: Store) -> dict[str, Any]:
     return {"active": active, "runs": runs}
 
 
-def has_errors(report: dict[str, Any]) -> bool:
-    return bool(report.get("active_error")) or any(run.get("error") for run in report["runs"])
+def errors(report: dict[str, Any]) -> list[str]:
+    """One line per thing status could not read: a run's ledger (`RUN: why`), the active-run pointer."""
+    found = [f"{run['id']}: {run['error']}" for run in report["runs"] if run.get("error")]
+    return found + ([report["active_error"]] if report.get("active_error") else [])
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    """0 all read; 1 some run unreadable, listed beside the healthy ones; 2 not one run could be read."""
+    runs = report["runs"]
+    if runs and all(run.get("error") for run in runs):
+        return 2
+    return 1 if errors(report) else 0
 
 
 def status_text(report: dict[str, Any]) -> str:
