@@ -130,6 +130,7 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
       shiftgit effect reconcile deploy-7 --state completed --evidence "version 7 answers on /health"
       shiftgit effect reconcile deploy-7 --probe
     """
+    from shiftgit import textsafe
     from shiftgit.effects import reconcile
     from shiftgit.effects import runner as effects
     from shiftgit.errors import UsageError
@@ -141,7 +142,7 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
     run_id = store.resolve_run(run)
     if use_probe:
         probe = reconcile.probe_of(store.read(run_id), key)
-        click.echo(f"shiftgit: probe recorded for {key!r}: {probe}", err=True)
+        click.echo(f"shiftgit: probe recorded for {key!r}: {textsafe.one_line(probe)}", err=True)
         if not yes and not sys.stdin.isatty():
             raise UsageError("add --yes to run the recorded probe without a terminal")
         if not yes:
@@ -162,6 +163,7 @@ def effect_list(run: str | None, as_json: bool) -> None:
     Example:
       shiftgit effect list --json
     """
+    from shiftgit import textsafe
     from shiftgit.effects import runner as effects
 
     store = _store()
@@ -172,6 +174,7 @@ def effect_list(run: str | None, as_json: bool) -> None:
         return
     for row in rows:
         repeat = "safe to repeat" if row["safe_to_repeat"] else "not safe to repeat"
-        click.echo(f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}")
+        line = f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}"
+        click.echo(textsafe.one_line(line))
     if not rows:
         click.echo("no effects recorded")
