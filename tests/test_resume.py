@@ -195,13 +195,14 @@ def test_a_fresh_clone_resumes_from_the_tree_alone_and_makes_the_run_active(run_
     record_failing(run_repo, "reproduced in a clean clone")
     other = clone(run_repo, tmp_path / "elsewhere")
     assert other.git("for-each-ref", "refs/shift/", "refs/notes/") == ""
-    assert json.loads(other.sg("status", "--json").stdout)["active"] is None
+    assert json.loads(other.sg("status", "--json").stdout)["active"] == "demo"  # discovery: the one active run
+    assert not (other.path / ".git" / "shift" / "active").exists()
     code, report = _resume(other, "--no-run")  # no RUN: the only run in the repository
     assert (code, report["decision"]) == (0, "resume"), report["reasons"]
     assert '"reproduced in a clean clone"' in report["briefing"]
     assert run_repo.head()[:12] in report["briefing"]  # provenance: the commit that last touched the ledger
     assert report["failing_checks"][0]["failing"] == ["tests/test_calc.py::test_sub"]
-    assert json.loads(other.sg("status", "--json").stdout)["active"] == "demo"
+    assert (other.path / ".git" / "shift" / "active").read_text().strip() == "demo"
 
 
 def _long_run(path: Path, checkpoints: int, constraints: list[str]) -> None:

@@ -122,15 +122,16 @@ def test_snapshots_are_pushed_and_diverged_histories_are_both_kept(tmp_path: Pat
         clone.ok("start", "demo", "--goal", "g", "--stop-when", "s")
         clone.write("calc.py", f"# {clone.path.name}\n")
         snaps.append(clone.json("checkpoint", "--step", "edit")["snapshot"])
-    assert a.json("sync")["pushed"] == [ref]
+    ledgers = "refs/shift/ledgers/demo"  # each checkpoint's ledger travels beside its snapshot
+    assert a.json("sync")["pushed"] == [ledgers, ref]
     assert origin.git("rev-parse", ref).strip() == snaps[0]
     report = b.json("sync")
-    assert report["snapshots"] == {ref: "merged"}
+    assert report["snapshots"] == {ledgers: "merged", ref: "merged"}
     tip = origin.git("rev-parse", ref).strip()
     assert tip == b.git("rev-parse", ref).strip()
     assert sorted(origin.git("rev-list", "--parents", "-n", "1", tip).split()[1:]) == sorted(snaps)
     assert b.git("rev-parse", f"{tip}^{{tree}}") == b.git("rev-parse", f"{snaps[1]}^{{tree}}")
-    assert a.json("sync")["snapshots"] == {ref: "fast-forward"}
+    assert a.json("sync")["snapshots"] == {ledgers: "fast-forward", ref: "fast-forward"}
     assert a.git("rev-parse", ref).strip() == tip
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from shiftgit.agents.events import EVENTS
+from shiftgit.ledger.discovery import Pick
 from shiftgit.repo import Repo
 
 LOG_LIMIT = 512 * 1024
@@ -95,17 +96,30 @@ def handle(agent: str, event: str, payload: Payload, where: str, repo: Repo | No
     store = Store(repo)
     if not (store.root / "config.json").exists():
         return None
-    run = store.active_run()
-    if run is None:
-        return None
     kind = EVENTS[agent][event]
+    pick = _discover(store, kind)
+    if not isinstance(pick, Pick):
+        return pick
+    run = pick.run
     if kind == "brief":
         from shiftgit.agents.brief import session_context
 
-        return Answer(context=session_context(store, run, log=lambda m: log(repo, agent, event, m)))
+        return Answer(context=session_context(store, run, log=lambda m: log(repo, agent, event, m),
+                                              picked=pick.note))
     if kind == "gate":
         return gate(store, run, payload, key=f"{agent}:{payload.session}")
     return save(store, run, payload, event)
+
+
+def _discover(store: Any, kind: str) -> Pick | Answer | None:
+    """The run by the one discovery rule; when none fits, a session start is told which runs there are."""
+    from shiftgit.errors import UsageError
+    from shiftgit.ledger.discovery import discover
+
+    try:
+        return discover(store)
+    except UsageError as exc:
+        return Answer(context=f"shiftgit: {exc}") if kind == "brief" and store.run_ids() else None
 
 
 def gate(store: Any, run: str, payload: Payload, *, key: str) -> Answer | None:

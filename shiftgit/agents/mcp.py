@@ -44,9 +44,11 @@ def sdk() -> tuple[Callable[..., Any], type[Exception]]:
 def briefing(cwd: str, run: str | None = None) -> str:
     """The run's briefing as data with provenance (what an agent gets at session start)."""
     from shiftgit.agents.brief import session_context
+    from shiftgit.ledger.discovery import discover
 
     store = Store.open(cwd)
-    return session_context(store, store.resolve_run(run))
+    pick = discover(store, run)
+    return session_context(store, pick.run, picked=pick.note)
 
 
 def status(cwd: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from shiftgit import textsafe
-from shiftgit.cli.common import COMMAND, Finite, command_argv, emit, json_option, run_option
+from shiftgit.cli.common import COMMAND, Finite, command_argv, emit, json_option, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 
@@ -37,7 +37,7 @@ def approval_request(key: str, reason: str, run: str | None, as_json: bool) -> N
     from shiftgit.effects import approvals
 
     store = _store()
-    record = approvals.request(store, store.resolve_run(run), key, reason)
+    record = approvals.request(store, resolve(store, run), key, reason)
     _approval_out(record, as_json)
 
 
@@ -60,7 +60,7 @@ def approval_grant(key: str, by: str, expires_in: float | None, run: str | None,
     from shiftgit.effects import approvals
 
     store = _store()
-    record = approvals.grant(store, store.resolve_run(run), key, by, expires_in, environ=os.environ)
+    record = approvals.grant(store, resolve(store, run), key, by, expires_in, environ=os.environ)
     _approval_out(record, as_json)
 
 
@@ -82,7 +82,7 @@ def approval_deny(key: str, by: str, reason: str, run: str | None, as_json: bool
     from shiftgit.effects import approvals
 
     store = _store()
-    record = approvals.deny(store, store.resolve_run(run), key, by, reason, environ=os.environ)
+    record = approvals.deny(store, resolve(store, run), key, by, reason, environ=os.environ)
     _approval_out(record, as_json)
 
 
@@ -99,7 +99,7 @@ def approval_list(run: str | None, as_json: bool) -> None:
     from shiftgit.effects import approvals
 
     store = _store()
-    rows = [approvals.view(a) for a in store.read(store.resolve_run(run)).approvals]
+    rows = [approvals.view(a) for a in store.read(resolve(store, run)).approvals]
     if as_json:
         emit(rows)
         return
@@ -152,7 +152,7 @@ def service_start(name: str, port: int | None, cwd: str, run: str | None, as_jso
 
     store = _store()
     argv = command_argv(command, "service start")
-    record, warnings = services.start(store, store.resolve_run(run), name, argv, port=port, cwd=cwd)
+    record, warnings = services.start(store, resolve(store, run), name, argv, port=port, cwd=cwd)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     if as_json:
@@ -176,7 +176,7 @@ def service_stop(name: str, run: str | None, as_json: bool) -> None:
     from shiftgit.effects import services
 
     store = _store()
-    record = services.stop(store, store.resolve_run(run), name)
+    record = services.stop(store, resolve(store, run), name)
     emit(services.service_view(record)) if as_json else click.echo(f"service {name!r}: {record.result}")
 
 
@@ -193,7 +193,7 @@ def service_list(run: str | None, as_json: bool) -> None:
     from shiftgit.effects import services
 
     store = _store()
-    rows = services.services(store.read(store.resolve_run(run)))
+    rows = services.services(store.read(resolve(store, run)))
     if as_json:
         emit(rows)
         return

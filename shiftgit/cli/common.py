@@ -1,4 +1,4 @@
-"""What every command module shares: the JSON and run options, JSON output, opening the store."""
+"""What every command module shares: the JSON and run options, JSON output, opening the store, picking the run."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ def json_option(f: F) -> F:
 
 
 def run_option(f: F) -> F:
-    return click.option("--run", "run", metavar="ID", help="The run (default: SHIFT_RUN, else the active run).")(f)
+    return click.option("--run", "run", metavar="ID",
+                        help="The run (default: SHIFT_RUN, else this worktree's active run, else the one "
+                             "active run; see `shiftgit resume --help`).")(f)
 
 
 def emit(data: Any) -> None:
@@ -60,6 +62,16 @@ def emit(data: Any) -> None:
     from shiftgit import textsafe
 
     click.echo(textsafe.json_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)))
+
+
+def resolve(store: Any, run: str | None) -> str:
+    """The named run, else the one discovery picks; when it picked among several, say which on stderr."""
+    from shiftgit.ledger.discovery import discover
+
+    pick = discover(store, run)
+    if pick.note:
+        click.echo(f"shiftgit: {pick.note}", err=True)
+    return pick.run
 
 
 def store(require: bool = True) -> Any:

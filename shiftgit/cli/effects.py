@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import COMMAND, F, Finite, command_argv, emit, json_option, run_option
+from shiftgit.cli.common import COMMAND, F, Finite, command_argv, emit, json_option, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # == effects, approvals, services (effects engineer) =========================================
@@ -64,7 +64,7 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
     store = _store()
     spec = effects.EffectInput(argv=command_argv(command, "effect run"), **fields)
     echo = None if quiet or as_json else evidence.stdout_binary()
-    outcome = effects.run_effect(store, store.resolve_run(run), spec, echo=echo)
+    outcome = effects.run_effect(store, resolve(store, run), spec, echo=echo)
     record = outcome.effect
     if as_json:
         emit({**effects.view(record), "ran": outcome.ran})
@@ -105,7 +105,7 @@ def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json
         raise UsageError("give the key once: KEY or --key KEY")
     store = _store()
     spec = effects.EffectInput(key=str(key or key_arg), **fields)
-    record, warnings = reconcile.record(store, store.resolve_run(run), spec, state, evidence)
+    record, warnings = reconcile.record(store, resolve(store, run), spec, state, evidence)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     emit(effects.view(record)) if as_json else click.echo(f"recorded effect {record.key!r}: {record.state}")
@@ -139,7 +139,7 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
     if (state is None) == (not use_probe):
         raise UsageError("give exactly one of --state S or --probe")
     store = _store()
-    run_id = store.resolve_run(run)
+    run_id = resolve(store, run)
     if use_probe:
         probe = reconcile.probe_of(store.read(run_id), key)
         click.echo(f"shiftgit: probe recorded for {key!r}: {textsafe.one_line(probe)}", err=True)
@@ -167,7 +167,7 @@ def effect_list(run: str | None, as_json: bool) -> None:
     from shiftgit.effects import runner as effects
 
     store = _store()
-    ledger = store.read(store.resolve_run(run))
+    ledger = store.read(resolve(store, run))
     rows = [effects.view(e) for e in ledger.effects]
     if as_json:
         emit(rows)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option, terminal
+from shiftgit.cli.common import emit, json_option, resolve, terminal
 from shiftgit.cli.common import store as _store
 
 
@@ -20,10 +19,8 @@ def _pins(values: tuple[str, ...]) -> list[str]:
     return [v.lower() for v in values]
 
 
-def _pick(store: Any, run_id: str | None, command: str) -> str:
-    from shiftgit.recovery.resume import pick_run
-
-    return pick_run(store, run_id, command)
+verbose_option = click.option("-v", "--verbose", is_flag=True,
+                              help="Stream each rerun check's own output to stderr, live.")
 
 
 @click.command("verify")
@@ -32,21 +29,25 @@ def _pick(store: Any, run_id: str | None, command: str) -> str:
               help="Run each check N times; results that differ between runs make it flaky.")
 @click.option("--expect-sha256", "pins", multiple=True, metavar="HEX",
               help="Run a command with this digest without trust (CI pinning; repeatable).")
+@verbose_option
 @json_option
-def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: bool) -> None:
+def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """Rerun the latest checkpoint's checks as recorded, compare with the record, report drift.
 
     Exit 0 reproduced (or nothing to run), 1 mismatch, 3 refused: a command not trusted in this clone.
+    A line per check and its time goes to stderr as it runs (with -v, the check's own output too).
 
     \b
     Example:
       shiftgit verify --repeat 3
       shiftgit verify fix-login --json --expect-sha256 3f5a...e1
     """
+    from shiftgit.cli.progress import CheckProgress
     from shiftgit.recovery import verify as core
 
     store = _store()
-    report = core.verify(store, _pick(store, run_id, "verify"), repeat=repeat, pinned=_pins(pins))
+    report = core.verify(store, resolve(store, run_id), repeat=repeat, pinned=_pins(pins),
+                         progress=CheckProgress(verbose))
     emit(report) if as_json else click.echo(terminal(core.text(report)))
     sys.exit(core.exit_code(report))
 
@@ -54,20 +55,32 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], as_json: 
 @click.command("resume")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.option("--no-run", "no_run", is_flag=True, help="Decide from the record alone; rerun no checks.")
+@click.option("--adopt", is_flag=True, help="First restore a newer published ledger (another machine's "
+              "checkpoint) and its files; what they replace is kept under refs/shift/rescue/.")
+@verbose_option
 @json_option
-def resume_cmd(run_id: str | None, no_run: bool, as_json: bool) -> None:
+def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, verbose: bool, as_json: bool) -> None:
     """Inspect, re-verify, decide resume / rollback / escalate, brief; make the run active here.
 
-    Exit 0 resume, 3 rollback, 4 escalate.
+    It decides from the newest record of the run: this work tree's ledger, or a checkpoint another
+    machine published (fetched by `shiftgit sync`), and says which. Exit 0 resume, 3 rollback,
+    4 escalate. A line per rerun check and its time goes to stderr (with -v, its output too).
 
     \b
     Example:
       shiftgit resume --json
       shiftgit resume fix-login --no-run
+      shiftgit sync && shiftgit resume fix-login --adopt
     """
+    from shiftgit.cli.progress import CheckProgress
     from shiftgit.recovery import resume as core
+    from shiftgit.recovery import takeover
 
-    report = core.resume(_store(), run_id, run_checks=not no_run)
+    report = core.resume(_store(), run_id, run_checks=not no_run, adopt=adopt, progress=CheckProgress(verbose))
+    if report.get("picked"):
+        click.echo(f"shiftgit: {report['picked']}", err=True)
+    if report.get("adopt"):
+        click.echo(f"shiftgit: {takeover.adopt_text(report['adopt'])}", err=True)
     emit(report) if as_json else click.echo(terminal(core.text(report)))
     sys.exit(core.exit_code(report))
 
@@ -91,7 +104,7 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     from shiftgit.recovery import rollback as core
 
     store = _store()
-    plan = core.plan(store, _pick(store, run_id, "rollback"))
+    plan = core.plan(store, resolve(store, run_id))
     summary = plan.to_dict()
     if plan.changes and not yes:
         if not sys.stdin.isatty():
@@ -107,6 +120,10 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     report = core.apply(store, plan)
     for left in report["withheld"] if not as_json else ():
         click.echo(f"shiftgit: not rolled back: {textsafe.one_line(left['path'])}: {left['why']}", err=True)
+    recreated: list[str] = []
+    if report["rescue"] is not None:
+        report["undo"], recreated = core.restore_command(store.repo, report["rescue"],
+                                                         [*report["restore"], *report["remove"]])
     if as_json:
         emit(report)
     elif report["rescue"] is None:
@@ -115,6 +132,10 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
         click.echo(f"rolled back {plan.run} to checkpoint #{plan.seq}: restored {len(report['restore'])}, "
                    f"removed {len(report['remove'])} file(s)")
         click.echo(f"  what was replaced is kept at {report['rescue']} (git show --stat {report['rescue']})")
+        if report["undo"]:
+            click.echo(f"  to bring those files back: `{report['undo']}`")
+        if recreated:
+            click.echo(f"  (rollback also re-created {', '.join(recreated[:10])}: delete them to undo that)")
 
 
 @click.command("trust")
@@ -145,7 +166,7 @@ def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool)
     from shiftgit.runs.contract import now_iso
 
     store = _store()
-    run = _pick(store, run_id, "trust")
+    run = resolve(store, run_id)
     commands = trust.recorded_commands(store.read(run))
     pending = trustdb.untrusted(store.repo, commands)
     prov = record.ledger_provenance(store.repo, store.rel(store.ledger_path(run)))

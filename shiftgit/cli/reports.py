@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from shiftgit.cli.common import emit, json_option, terminal
+from shiftgit.cli.common import emit, json_option, resolve, terminal
 from shiftgit.cli.common import store as _store
 
 # -- status / show / validate ---------------------------------------------------------------
@@ -48,7 +48,7 @@ def show(run_id: str | None, as_json: bool, markdown: bool) -> None:
     from shiftgit.runs import render
 
     store = _store()
-    ledger = store.read(store.resolve_run(run_id))
+    ledger = store.read(resolve(store, run_id))
     if as_json:
         emit(ledger.to_dict())
     else:
@@ -86,14 +86,19 @@ def validate(run_ids: tuple[str, ...], as_json: bool) -> None:
 def log_command(limit: int | None, as_json: bool) -> None:
     """The checkpoint timeline along HEAD's history, newest first, from the handoff notes.
 
-    A checkpoint not committed yet comes first, without a commit.
+    A checkpoint not committed yet comes first, without a commit: this work tree's, or a newer one
+    another machine published (fetched by `shiftgit sync`).
 
     \b
     Example:
       shiftgit log -n 5
       shiftgit log --json
     """
-    from shiftgit.git import timeline
+    from shiftgit.git import fetchstate, timeline
 
-    entries = timeline.timeline(_store(), limit)
+    store = _store()
+    entries = timeline.timeline(store, limit)
     emit(entries) if as_json else click.echo(timeline.render(entries))
+    hint = fetchstate.sync_hint(store.repo)
+    if hint:
+        click.echo(f"shiftgit: {hint}", err=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import Finite, command_argv, emit, json_option, run_option
+from shiftgit.cli.common import Finite, command_argv, emit, json_option, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # -- start ----------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     from shiftgit.runs import checks
 
     store = _store()
-    run_id = store.resolve_run(run)
+    run_id = resolve(store, run)
     spec = checks.CheckInput(argv=command_argv(command, "check"), name=name, cwd=cwd, timeout=timeout,
                              covers=covers, junit=junit, env=env_names)
     record = checks.check(store, run_id, spec, echo=None if quiet else evidence.stdout_binary())
@@ -119,7 +119,7 @@ def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
     from shiftgit.runs import checkpoints
 
     store = _store()
-    run_id = store.resolve_run(run)
+    run_id = resolve(store, run)
     point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields))
     for held in point.extra.get("withheld") or []:
         click.echo(f"shiftgit: warning: {textsafe.one_line(str(held['path']))} holds what looks like a secret "
@@ -153,7 +153,7 @@ def constraint_add(text: str, run: str | None, as_json: bool) -> None:
     from shiftgit.runs import contract as runs
 
     store = _store()
-    record = runs.add_constraint(store, store.resolve_run(run), text)
+    record = runs.add_constraint(store, resolve(store, run), text)
     emit(record.to_dict()) if as_json else click.echo(f"constraint {record.id}: {record.text}")
 
 
@@ -172,7 +172,7 @@ def constraint_lift(which: str, reason: str, run: str | None, as_json: bool) -> 
     from shiftgit.runs import contract as runs
 
     store = _store()
-    record = runs.lift_constraint(store, store.resolve_run(run), which, reason)
+    record = runs.lift_constraint(store, resolve(store, run), which, reason)
     emit(record.to_dict()) if as_json else click.echo(f"lifted {record.id}: {record.text} ({reason})")
 
 
@@ -202,7 +202,7 @@ def amend(run: str | None, reason: str, as_json: bool, **fields: Any) -> None:
 
     changes = {k: v for k, v in fields.items() if v is not None and v != ()}
     store = _store()
-    made = runs.amend(store, store.resolve_run(run), changes, reason)
+    made = runs.amend(store, resolve(store, run), changes, reason)
     if as_json:
         emit([a.to_dict() for a in made])
     for record in made if not as_json else ():
@@ -228,7 +228,7 @@ def stop(run: str | None, reason: str, detail: str | None, as_json: bool) -> Non
     from shiftgit.runs import contract as runs
 
     store = _store()
-    record = runs.stop(store, store.resolve_run(run), reason, detail)
+    record = runs.stop(store, resolve(store, run), reason, detail)
     emit(record.to_dict()) if as_json else click.echo(f"stopped: {record.reason}")
 
 
@@ -250,7 +250,7 @@ def finish(run: str | None, final: str, reviewer_action: str | None, assumptions
     from shiftgit.runs import contract as runs
 
     store = _store()
-    receipt = runs.finish(store, store.resolve_run(run), final, reviewer_action, assumptions, known_failures)
+    receipt = runs.finish(store, resolve(store, run), final, reviewer_action, assumptions, known_failures)
     if as_json:
         emit(receipt.to_dict())
         return

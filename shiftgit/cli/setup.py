@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -15,12 +16,18 @@ from shiftgit.cli.common import store as _store
               help="Install plain git hooks, add shiftgit to .pre-commit-config.yaml, or install none.")
 @click.option("--agent", "agents", multiple=True, type=click.Choice(["claude", "codex", "gemini"]),
               help="Also wire an agent's own hooks (repeatable).")
-def init(hooks: str, agents: tuple[str, ...]) -> None:
+@click.option("--publish", "remote", metavar="REMOTE",
+              help="Push every checkpoint to REMOTE in the background (\"publish\" in .shift/config.json).")
+def init(hooks: str, agents: tuple[str, ...], remote: str | None) -> None:
     """Create .shift/, set repo-local git config, install hooks. Idempotent.
+
+    When a remote exists and checkpoints are not published yet, it offers to publish them (asks on a
+    terminal, else prints the command).
 
     \b
     Example:
       shiftgit init --hooks git --agent claude
+      shiftgit init --publish origin
     """
     from shiftgit.agents import install as agent_hooks
     from shiftgit.git import setup
@@ -35,6 +42,23 @@ def init(hooks: str, agents: tuple[str, ...]) -> None:
         lines += agent_hooks.path_note()
     for line in lines:
         click.echo(line)
+    _offer_publish(store, remote)
+
+
+def _offer_publish(store: Any, remote: str | None) -> None:
+    from shiftgit.git import publish
+
+    if remote is not None:
+        click.echo(publish.set_remote(store, remote))
+        return
+    offered = publish.offer(store)
+    if offered is None:
+        return
+    if not sys.stdin.isatty():
+        click.echo(publish.offer_text(offered))
+    elif click.confirm(f"Push every checkpoint to {offered} in the background, so another machine can take over?",
+                       default=False):
+        click.echo(publish.set_remote(store, offered))
 
 # -- demo ------------------------------------------------------------------------------------
 

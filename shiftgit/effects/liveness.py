@@ -64,14 +64,6 @@ def port_open(port: int, host: str = "127.0.0.1", timeout: float = CONNECT_TIMEO
         return False
 
 
-def liveness(pid: int | None, port: int | None, identity: Mapping[str, Any] | None = None) -> str:
-    """`alive`, `dead`, or `unknown` when the service was recorded on another host (no probe here can tell)."""
-    host = identity.get("host") if identity else None
-    if host is not None and host != socket.gethostname():
-        return "unknown"
-    return "alive" if is_alive(pid, port, identity) else "dead"
-
-
 def is_alive(pid: int | None, port: int | None, identity: Mapping[str, Any] | None = None) -> bool:
     """The pid exists, is not a zombie (nor a reused pid, when its identity was recorded), and, when a port
     was recorded, the port accepts connections."""
@@ -80,3 +72,10 @@ def is_alive(pid: int | None, port: int | None, identity: Mapping[str, Any] | No
     if identity and not same_process(pid, identity):
         return False
     return port is None or port_open(port)
+
+
+def liveness(pid: int | None, port: int | None, identity: Mapping[str, Any] | None = None) -> str:
+    """alive, dead, or unknown: no pid was recorded, or it was recorded on another host (nothing here can tell)."""
+    if pid is None or (identity and identity.get("host") not in (None, socket.gethostname())):
+        return "unknown"
+    return "alive" if is_alive(pid, port, identity) else "dead"

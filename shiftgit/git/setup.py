@@ -16,7 +16,6 @@ def init(store: Store, *, hooks: str) -> list[str]:
     """Create `.shift/`, configure git for this repo only, install git hooks. Idempotent."""
     lines = []
     created = store.init()
-    lines.append(f"{'created' if created else 'kept'} {store.rel(store.root)}/ (commit it)")
     configure_git(store)
     lines.append("set repo-local git config for refs/notes/shift")
     from shiftgit.git import sync
@@ -30,7 +29,18 @@ def init(store: Store, *, hooks: str) -> list[str]:
         from shiftgit.git import install
 
         lines += install.install_pre_commit(store.repo)
-    return lines
+    return [store_line(store, created), *lines]
+
+
+def store_line(store: Store, created: bool) -> str:
+    """Whether `.shift/` still needs committing (in a clone it usually came committed)."""
+    where = f"{store.rel(store.root)}/"
+    if created:
+        return f"created {where} (commit it)"
+    repo = store.repo
+    tracked = repo.git("ls-files", "--", f"{where}config.json", check=False).strip()
+    pending = repo.git("status", "--porcelain", "--untracked-files=all", "--", where, check=False).strip()
+    return f"kept {where} (already committed)" if tracked and not pending else f"kept {where} (commit it)"
 
 
 def configure_git(store: Store) -> None:

@@ -1,10 +1,11 @@
-"""Many machines: share handoff notes and snapshot refs through a git remote; register the ledger merge driver.
+"""Many machines: share handoff notes, snapshot and ledger refs through a git remote; register the ledger merge driver.
 
 `sync` fetches the remote's notes and `refs/shift/*` (forced, into private tracking refs under
 `refs/shift-remote/<remote>/`, never over local refs), merges the remote notes into `refs/notes/shift`
 (per commit: only one side's note is taken as is, two different notes are merged as JSON by
 notemerge), swaps the local ref compare-and-swap to a notes commit with both tips as parents, merges
-diverged snapshot refs the same way (a commit keeping both histories, our tree), and pushes without
+diverged snapshot refs the same way (a commit keeping both histories, our tree; for the ledger refs
+`refs/shift/ledgers/<run>`, the newer ledger's tree), and pushes without
 force. Any rejection, or a local ref that moved meanwhile, starts again from the fetch, a bounded
 number of times with backoff. Two machines that sync in any order end with the same notes.
 
@@ -26,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import secretscan
+from shiftgit.git import ledgerref, secretscan
+from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import NOTES_REF, note_blobs, read_notes, write_notes
 from shiftgit.ledger.store import Store, write_atomic
@@ -110,6 +112,7 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
         _fetch(repo, name)
         if _merge_all(repo, name, report) and not _push(repo, name, report):
             report.total = len(note_blobs(repo.root, NOTES_REF))
+            mark_synced(repo, name)
             return report
         time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
     raise GitError(["push", name], f"gave up after {retries + 1} attempts: the remote or the local refs kept "
@@ -187,6 +190,8 @@ def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
                 done[ref] = "fast-forward"
             continue
         tree = repo.git("rev-parse", f"{mine}^{{tree}}").strip()
+        if ref.startswith(ledgerref.LEDGERS):  # two machines checkpointed one run: the newer ledger on top
+            tree = ledgerref.newer_tree(repo, mine, other)
         commit = repo.commit_tree(tree, [mine, other], f"shiftgit sync: keep both histories of {ref}")
         if _swap(repo, ref, commit, mine):
             done[ref] = "merged"

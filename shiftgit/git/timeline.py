@@ -40,6 +40,7 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
             blobs.setdefault(commit, []).append(blob)
     noted = [c for c in commits if c in blobs]
     entries = _working(store, head)
+    entries = _published(store, {e["id"] for e in entries}) + entries
     seen = {e["id"] for e in entries}
     with CatFile(repo.root, clean_env()) as cat:
         for commit, document in _notes(cat, noted, blobs):
@@ -77,6 +78,22 @@ def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
             continue  # `shiftgit status` and `validate` report a broken ledger
         if point is not None and committed.get(run) != point.id:
             entries.append(entry({**point.to_dict(), "run": run}, None, None))
+    return sorted(entries, key=lambda e: str(e.get("at")), reverse=True)
+
+
+def _published(store: Store, seen: set[Any]) -> list[dict[str, Any]]:
+    """Checkpoints published (by another machine, or before this work tree's ledger went back) that are newer
+    than the work tree's ledger: the newest record of their run (git/sources.py)."""
+    from shiftgit.git.sources import collect, pick
+
+    entries = []
+    for run, records in collect(store, store.run_ids()).items():
+        best = pick(records)
+        source = best if best is not None and best.kind == "published" else None
+        point = handoff.checkpoint_of(parse_json(source.data)) if source is not None else None
+        if source is not None and point and point.get("id") not in seen:
+            entries.append({**entry({**point, "run": run}, None, None), "source": "published",
+                            "host": source.host, "ref": source.ref, "describe": source.describe()})
     return sorted(entries, key=lambda e: str(e.get("at")), reverse=True)
 
 
@@ -123,7 +140,7 @@ def render(entries: list[dict[str, Any]]) -> str:
         return "no checkpoints yet; record one with `shiftgit checkpoint --step ...`"
     lines = []
     for e in entries:
-        where = str(e["commit"])[:10] if e.get("commit") else "(working)"
+        where = _shown(str(e["commit"])[:10]) if e.get("commit") else f"({_shown(e.get('source') or 'working')})"
         nxt = f" — next: {_shown(e['next'])}" if e.get("next") else ""
         head = f"{_shown(e['run'])} #{_shown(e['seq'])} {_shown(e.get('at') or '')}"
         lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{nxt}")

@@ -287,17 +287,10 @@ class Store:
             write_atomic(pointer, (run + "\n").encode())
 
     def resolve_run(self, run: str | None, environ: Mapping[str, str] | None = None) -> str:
-        """The named run, else the active one; a clear error when there is neither."""
-        if run:
-            validate_run_id(run)
-            if not self.exists(run):
-                self.read(run)  # raises the unknown-run error
-            return run
-        active = self.active_run(environ)
-        if active is None:
-            raise UsageError("no active run in this worktree; name one (--run ID) or start one with "
-                             "`shiftgit start ID --goal ... --stop-when ...`")
-        return active
+        """The named run, else the one discovery picks (ledger/discovery.py); a clear error when none fits."""
+        from shiftgit.ledger.discovery import discover
+
+        return discover(self, run, environ).run
 
 
 def _bad_pointer(pointer: Path, why: str) -> UsageError:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit import textsafe
+from shiftgit.effects.runner import safe_to_repeat
 from shiftgit.git.record import Provenance
 from shiftgit.ledger.model import Check, Checkpoint, Ledger
 from shiftgit.recovery.trust import latest_per_command
@@ -35,11 +36,12 @@ class Section:
     keep: int = 0           # lines kept in the first trimming pass
     empty: str = "none"     # shown when the section has nothing
     omitted: int = field(default=0)
+    more: str = MORE        # what the "+N more" line says
 
     def render(self, run: str) -> list[str]:
         body = [f"- {line}" for line in self.lines]
         if self.omitted:
-            body.append("- " + MORE.format(n=self.omitted, run=run))
+            body.append("- " + self.more.format(n=self.omitted, run=run))
         return [f"{self.title}:", *body] if body else [f"{self.title}: {self.empty}"]
 
 
@@ -117,7 +119,8 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
     evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
     evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
-    effects = [f"{quote(e.key)} ({quote(e.kind)}): {quote(e.state)}, {quote(e.reversibility)}" for e in ledger.effects]
+    effects = [f"{quote(e.key)} ({quote(e.kind)}): {quote(e.state)}, {quote(e.reversibility)}, safe to repeat: "
+               f"{_yes(safe_to_repeat(e))}" for e in ledger.effects]
     effects += [f"approval for {quote(a.key)}: {quote(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
@@ -140,17 +143,18 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
 
 def _service_line(service: Mapping[str, Any]) -> str:
     alive = service.get("alive")
-    state = "alive" if alive else "not alive" if alive is False else \
-        f"unknown (recorded on host {quote(str(service.get('host')))}, not this one)"
+    state = "alive" if alive else "dead" if alive is False else \
+        f"unknown (recorded on host {quote(str(service.get('host')))}, not this one)" if service.get("host") \
+        else "unknown"
     return f"{quote(str(service['name']))}: pid {service['pid']}, port {service['port']}, {state}"
 
 
-ORDER = ("latest", "evidence", "done", "blocked", "doing", "effects", "services", "budget", "questions",
-         "decisions", "history")
-TRIM_ORDER = ("history", "decisions", "done", "questions", "doing", "effects", "services", "blocked",
-              "evidence", "budget", "latest")
+ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
+         "budget", "questions", "decisions", "history")
+TRIM_ORDER = ("history", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
+              "evidence", "failing", "budget", "latest")
 SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
-               "effects": 25, "services": 10, "evidence": 12}
+               "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
 
 
 def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
@@ -179,9 +183,10 @@ def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, re
 
 def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decision: str | None = None,
                    reasons: Sequence[str] = (), services: Sequence[Mapping[str, Any]] = (),
-                   limit: int = LIMIT) -> str:
+                   changes: Mapping[str, Any] | None = None, failing: Sequence[Mapping[str, Any]] = (),
+                   record: Sequence[str] = (), limit: int = LIMIT) -> str:
     """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters."""
-    sections = _sections(ledger, services)
+    sections = {**_sections(ledger, services), **takeover_sections(changes, failing, record)}
     for name, cap in SECTION_MAX.items():
         extra = sections[name].lines[cap:]
         del sections[name].lines[cap:]
@@ -235,3 +240,51 @@ def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str |
     count = max(len(ledger.active_constraints()), 1)
     cap = max((limit - rest - fixed - 2) // count, 8)
     return _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run, limit)
+
+
+# -- what changed, what fails, where the record comes from (issue 10) ------------------------------
+
+STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed"}
+COMMITS_SHOWN = 3
+CHANGES_MORE = "(+{n} more not shown; `shiftgit resume {run} --json` lists them under changes)"
+
+
+def takeover_sections(changes: Mapping[str, Any] | None, failing: Sequence[Mapping[str, Any]],
+                      record: Sequence[str]) -> dict[str, Section]:
+    return {
+        "record": Section("Record", [textsafe.one_line(line) for line in record], keep=len(record),
+                          empty="this work tree's ledger"),
+        "failing": Section("Failing checks", [failing_line(f) for f in failing], keep=3),
+        "changes": Section("Changed files since the run started", change_lines(changes or {}), keep=5,
+                           empty="none", more=CHANGES_MORE),
+    }
+
+
+def change_lines(changes: Mapping[str, Any]) -> list[str]:
+    """Committed paths with the commits that carried them (newest first), then uncommitted ones."""
+    after = set(changes.get("after_checkpoint") or ())
+    lines = []
+    for entry in changes.get("committed") or ():
+        commits = list(entry.get("commits") or ())
+        carried = ", ".join(textsafe.one_line(c[:10]) for c in commits[:COMMITS_SHOWN])
+        extra = len(commits) - COMMITS_SHOWN
+        lines.append(f"{quote(entry['path'])} ({STATUS.get(entry['status'], entry['status'])}), committed"
+                     + (f" in {carried}" if carried else "") + (f" (+{extra} more commits)" if extra > 0 else ""))
+    for entry in changes.get("uncommitted") or ():
+        lines.append(f"{quote(entry['path'])} ({STATUS.get(entry['status'], entry['status'])}), uncommitted"
+                     + (", edited after the last checkpoint" if entry["path"] in after else ""))
+    return lines
+
+
+def failing_line(check: Mapping[str, Any]) -> str:
+    ids = [quote(str(test)) for test in check.get("failing") or ()]
+    shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" if len(ids) > FAILING_SHOWN
+                                              else "")
+    state = f" [{quote(str(check['state']))}]" if check.get("state") else ""
+    since = " (since the checkpoint)" if check.get("pending") else ""
+    return (f"{quote(str(check['name']))}{state}: exit {check.get('exit_code')}"
+            + (f"; failing: {shown}" if shown else "") + since)
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"

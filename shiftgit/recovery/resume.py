@@ -13,13 +13,15 @@ from typing import Any
 
 from shiftgit import textsafe
 from shiftgit.effects.liveness import liveness
-from shiftgit.errors import LedgerError, UsageError
+from shiftgit.errors import LedgerError
 from shiftgit.git import record
+from shiftgit.ledger.discovery import Pick, discover
 from shiftgit.ledger.model import Checkpoint, Effect, Ledger
 from shiftgit.ledger.store import Store
-from shiftgit.recovery import verify
+from shiftgit.recovery import takeover, verify
 from shiftgit.recovery.briefing import build_briefing
 from shiftgit.recovery.trust import latest_per_command
+from shiftgit.recovery.verify import Progress
 from shiftgit.repo import FileEntry, Repo
 
 EXIT = {"resume": 0, "rollback": 3, "escalate": 4}
@@ -31,21 +33,21 @@ COMMITS_PER_PATH = 10
 
 
 def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
-    """The named run, else the active one here, else the only run in the repository."""
-    if run or store.active_run() is not None:
-        return store.resolve_run(run)
-    runs = store.run_ids()
-    if len(runs) == 1:
-        return runs[0]
-    raise UsageError(f"no active run in this worktree; name one: `shiftgit {command} RUN` (runs here: "
-                     f"{', '.join(runs) or 'none yet'})")
+    """The named run, else the one run discovery picks (ledger/discovery.py: one rule for every entry point)."""
+    return discover(store, run).run
 
 
-def resume(store: Store, run: str | None, run_checks: bool) -> dict[str, Any]:
-    """Decide and brief; make the run active in this worktree."""
-    chosen = pick_run(store, run)
-    report = build_report(store, chosen, run_checks)
-    store.set_active(chosen)
+def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = False,
+           progress: Progress | None = None) -> dict[str, Any]:
+    """Decide and brief (after adopting a newer published record, with `adopt`); make the run active here."""
+    pick = Pick(run, "named") if adopt and run and not store.exists(run) else discover(store, run)
+    adopted = takeover.adopt(store, pick.run) if adopt else None
+    report = build_report(store, pick.run, run_checks, progress=progress)
+    if pick.note:
+        report["picked"] = pick.note
+    if adopted is not None:
+        report["adopt"] = adopted
+    store.set_active(pick.run)
     return report
 
 
@@ -202,7 +204,8 @@ def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry]
     return [f"verify mismatch the record does not explain: {', '.join(bad)}"], []
 
 
-def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool) -> dict[str, Any]:
+def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
+           progress: Progress | None = None) -> dict[str, Any]:
     repo = store.repo
     point = ledger.checkpoint
     rel = store.rel(store.ledger_path(ledger.run))
@@ -218,7 +221,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool) -> dic
             escalate.append(f"the content of checkpoint #{point.seq} is not in this clone: edits made after it "
                             "cannot be told apart")
         if run_checks and point.checks:
-            report = verify.verify(store, ledger.run, ledger=ledger, worktree=worktree)
+            report = verify.verify(store, ledger.run, ledger=ledger, worktree=worktree, progress=progress)
         more, notes = _verify_reasons(report, edits)
         escalate += more
     rollback = [f"uncommitted edits were made after checkpoint #{point.seq}: "
@@ -241,26 +244,35 @@ def _resume_reasons(point: Checkpoint | None, notes: list[str], run_checks: bool
     return reasons
 
 
-def build_report(store: Store, run: str, run_checks: bool) -> dict[str, Any]:
+def build_report(store: Store, run: str, run_checks: bool, progress: Progress | None = None) -> dict[str, Any]:
     """The `resume --json` report for `run`, without printing or changing anything."""
     repo = store.repo
     rel = store.rel(store.ledger_path(run))
     provenance = record.ledger_provenance(repo, rel)
     try:
-        ledger = store.read(run)
+        working = store.read(run)
     except LedgerError as exc:
         return _invalid(run, rel, provenance, str(exc))
+    chosen = takeover.select(store, run, working, rel, provenance)  # the newest record: here, or published
+    ledger = chosen.ledger
     worktree = repo.worktree_tree()
-    verdict = decide(store, ledger, worktree, run_checks)
+    if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here
+        worktree = takeover.target_tree(store, chosen)
+        verdict = takeover.adjust(decide(store, ledger, worktree, False), run, chosen)
+    else:
+        verdict = decide(store, ledger, worktree, run_checks, progress)
     services = service_entries(ledger)
-    briefing = build_briefing(ledger, rel, provenance, decision=verdict["decision"], reasons=verdict["reasons"],
-                              services=services)
+    changed = changes(store, ledger, worktree, verdict["edits"])
+    briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
+                              reasons=verdict["reasons"], services=services, changes=changed,
+                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen))
     return {
         "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
-        "changes": changes(store, ledger, worktree, verdict["edits"]),
+        "changes": changed,
         "effects": [effect_entry(e) for e in ledger.effects], "services": services,
         "failing_checks": failing_checks(ledger), "checkpoint": ledger.checkpoint.seq if ledger.checkpoint else None,
-        "provenance": provenance.to_dict(), "verify": verdict["verify"],
+        "provenance": chosen.provenance.to_dict(), "verify": verdict["verify"],
+        "source": chosen.source.to_dict() if chosen.source else None,
     }
 
 
@@ -271,7 +283,7 @@ def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> d
                 f"it: {textsafe.one_line(provenance.describe())}.\n")
     return {"run": run, "decision": "escalate", "reasons": [reason], "briefing": briefing[:9500],
             "changes": {}, "effects": [], "services": [], "failing_checks": [], "checkpoint": None,
-            "provenance": provenance.to_dict(), "verify": None}
+            "provenance": provenance.to_dict(), "verify": None, "source": None}
 
 
 def text(report: Mapping[str, Any]) -> str:

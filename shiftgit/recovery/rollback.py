@@ -42,7 +42,6 @@ class Plan:
     current: str     # the working tree now
     changes: tuple[Change, ...]
     snapshot: str | None = None  # the checkpoint's snapshot commit, when this clone has it
-    rescue_tree: str | None = None  # `current` without the files that hold a secret (None: the same)
     withheld: tuple[dict[str, str], ...] = ()  # changes rollback leaves undone: {path, rule, why}
 
     def to_dict(self) -> dict[str, Any]:
@@ -58,10 +57,15 @@ def plan(store: Store, run: str) -> Plan:
     point = ledger.checkpoint
     if point is None:
         raise UsageError(f"run {run!r} has no checkpoint to roll back to; record one with `shiftgit checkpoint`")
+    return plan_checkpoint(store, run, point)
+
+
+def plan_checkpoint(store: Store, run: str, point: Checkpoint) -> Plan:
+    """What restoring `point`'s snapshot would do (rollback; `resume --adopt` for a published checkpoint)."""
     repo = store.repo
     target = _target_tree(repo, point, run)
     current = repo.worktree_tree()
-    rescue_tree, held_now = secretscan.clean_tree(repo, repo.head(), current)
+    held_now = secretscan.withheld(repo, repo.head(), current)
     changes, withheld = _leave_withheld(_diff(repo, current, target), point, held_now)
     removed = {c.path for c in changes if not c.blob}
     for change in changes:
@@ -69,7 +73,7 @@ def plan(store: Store, run: str) -> Plan:
     _check_conflicts(repo.root, changes)
     _check_blobs(repo, run, point.seq, changes)
     snapshot = point.snapshot if record.has_object(repo, point.snapshot, "commit") else None
-    return Plan(run, point.seq, target, current, changes, snapshot, rescue_tree, withheld)
+    return Plan(run, point.seq, target, current, changes, snapshot, withheld)
 
 
 CANNOT_RESTORE = "the checkpoint withheld it from its snapshot: it held what looks like a secret ({rule})"
@@ -163,16 +167,18 @@ def _rescue_ref(repo: Repo, run: str, now: dt.datetime) -> str:
     return ref
 
 
-def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None) -> tuple[str, str]:
+def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None, why: str = "rollback to") -> tuple[str, str]:
     """Keep the working files about to be replaced as a commit under refs/shift/rescue/.
 
     Its parent is the checkpoint's snapshot (else HEAD), so `git show --stat REF` lists what rollback replaced.
+    A file holding what looks like a secret HEAD lacks is left out (the plan leaves such a file as it is).
     """
     moment = now or dt.datetime.now(dt.timezone.utc)
     run, seq = chosen.run, chosen.seq
     parent = chosen.snapshot or repo.head()
-    commit = repo.commit_tree(chosen.rescue_tree or chosen.current, [parent] if parent else [],
-                              f"shiftgit rescue: {run}, the working tree before rollback to checkpoint {seq}")
+    tree, _ = secretscan.clean_tree(repo, repo.head(), chosen.current)
+    commit = repo.commit_tree(tree, [parent] if parent else [],
+                              f"shiftgit rescue: {run}, the working tree before {why} checkpoint {seq}")
     ref = _rescue_ref(repo, run, moment)
     repo.update_ref(ref, commit, repo.null_id, f"shiftgit rollback {run}")
     return ref, commit
@@ -188,13 +194,18 @@ def apply(store: Store, chosen: Plan) -> dict[str, Any]:
     if not chosen.changes:
         return {**report, "rescue": None, "rescue_commit": None}
     ref, commit = rescue(repo, chosen)
-    removed = [c for c in chosen.changes if not c.blob]
-    for change in removed:
-        _remove(repo.root, change.path)
+    restore_files(repo, chosen)
+    return {**report, "rescue": ref, "rescue_commit": commit}
+
+
+def restore_files(repo: Repo, chosen: Plan) -> None:
+    """Write the plan's changes into the work tree (after its rescue was kept)."""
+    for change in chosen.changes:
+        if not change.blob:
+            _remove(repo.root, change.path)
     for change in chosen.changes:
         if change.blob:
             _write(repo, change)
-    return {**report, "rescue": ref, "rescue_commit": commit}
 
 
 def _remove(root: Path, rel: str) -> None:
@@ -240,3 +251,18 @@ def repo_blob(repo: Repo, blob: str) -> bytes:
     if proc.returncode != 0:
         raise UsageError(f"blob {blob} is missing from this clone; fetch it, then run rollback again")
     return proc.stdout
+
+
+def restore_command(repo: Repo, rescue_ref: str, paths: list[str]) -> tuple[str | None, list[str]]:
+    """The command that brings back what was replaced, and the paths it cannot (they were not there before).
+
+    `git restore --source RESCUE -- PATHS` writes the rescued files into the work tree (index untouched).
+    """
+    import shlex
+
+    listed = repo.git("ls-tree", "-r", "-z", "--name-only", rescue_ref, "--", *paths).split("\0") if paths else []
+    kept = sorted(p for p in listed if p)
+    absent = sorted(set(paths) - set(kept))
+    if not kept:
+        return None, absent
+    return f"git restore --source {shlex.quote(rescue_ref)} -- {' '.join(shlex.quote(p) for p in kept)}", absent

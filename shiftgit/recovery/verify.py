@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol
 
 from shiftgit.errors import ShiftError
 from shiftgit.evidence import runner as evidence
@@ -28,6 +28,16 @@ from shiftgit.recovery import trust
 VERDICTS = ("reproduced", "regressed", "newly_passing", "changed", "flaky")
 EXIT = {"reproduced": 0, "no_checks": 0, "mismatch": 1, "refused": 3}
 LIST_CAP = 200
+
+
+class Progress(Protocol):
+    """Told about each rerun as it happens (the CLI shows a line per check on stderr); `echo` gets live output."""
+
+    echo: BinaryIO | None
+
+    def started(self, check: Check, index: int, total: int) -> None: ...
+
+    def finished(self, check: Check, observation: Observation) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -87,8 +97,8 @@ def classify(recorded: Check, observations: Sequence[Observation]) -> str:
     return "changed"
 
 
-def rerun(root: Path, check: Check) -> Observation:
-    """Run one recorded check again, the way it was recorded."""
+def rerun(root: Path, check: Check, echo: BinaryIO | None = None) -> Observation:
+    """Run one recorded check again, the way it was recorded (its output also to `echo`, live)."""
     workdir = (root / (check.cwd or ".")).resolve()
     if not workdir.is_relative_to(root.resolve()) or not workdir.is_dir():
         return Observation(None, False, 0.0, {"runner": "exit_code"}, f"cwd {check.cwd!r} is not a directory here")
@@ -97,7 +107,7 @@ def rerun(root: Path, check: Check) -> Observation:
         argv = ["/bin/sh", "-c", argv[0] if len(argv) == 1 else " ".join(argv)]
     started = time.time()
     try:
-        result = evidence.run(argv, cwd=str(workdir), timeout=check.timeout)
+        result = evidence.run(argv, cwd=str(workdir), timeout=check.timeout, echo=echo)
     except ShiftError as exc:
         return Observation(None, False, 0.0, {"runner": "exit_code"}, str(exc))
     junit = _fresh_junit(root, workdir, check.junit, started)
@@ -145,7 +155,7 @@ def untrusted_report(store: Store, run: str, commands: Sequence[trustdb.Command]
 
 def verify(store: Store, run: str, *, repeat: int = 1, pinned: Sequence[str] = (),
            environ: Mapping[str, str] | None = None, ledger: Ledger | None = None,
-           worktree: str | None = None) -> dict[str, Any]:
+           worktree: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """Rerun, compare, report. Runs nothing this clone has not trusted (or `pinned` does not name)."""
     env = os.environ if environ is None else environ
     ledger = ledger or store.read(run)
@@ -163,14 +173,22 @@ def verify(store: Store, run: str, *, repeat: int = 1, pinned: Sequence[str] = (
     if refused:
         report.update(result="refused", untrusted=untrusted_report(store, run, refused))
         return report
-    report["checks"] = [_verify_one(store.repo.root, check, repeat, env) for check in checks]
+    report["checks"] = [_verify_one(store.repo.root, check, repeat, env, progress, (n, len(checks)))
+                        for n, check in enumerate(checks, 1)]
     verdicts = {c["verdict"] for c in report["checks"]}
     report["result"] = "reproduced" if verdicts == {"reproduced"} else "mismatch"
     return report
 
 
-def _verify_one(root: Path, check: Check, repeat: int, environ: Mapping[str, str]) -> dict[str, Any]:
-    observations = [rerun(root, check) for _ in range(max(1, repeat))]
+def _verify_one(root: Path, check: Check, repeat: int, environ: Mapping[str, str], progress: Progress | None = None,
+                place: tuple[int, int] = (1, 1)) -> dict[str, Any]:
+    observations = []
+    for _ in range(max(1, repeat)):
+        if progress is not None:
+            progress.started(check, *place)
+        observations.append(rerun(root, check, progress.echo if progress is not None else None))
+        if progress is not None:
+            progress.finished(check, observations[-1])
     entry: dict[str, Any] = {
         "name": check.name, "argv": list(check.argv), "cwd": check.cwd,
         "sha256": trustdb.command_of(check).digest, "verdict": classify(check, observations),

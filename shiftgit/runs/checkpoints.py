@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shiftgit.errors import GitError, UsageError
+from shiftgit.errors import GitError, ShiftError, UsageError
 from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.model import (
@@ -87,7 +87,28 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput) -> Checkpoint:
         return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
 
     store.update(run, change)
+    publish(store, run)
     return made[0]
+
+
+def publish(store: Store, run: str) -> None:
+    """Commit the working ledger to refs/shift/ledgers/<run>; with `"publish"` configured, push it in the background.
+
+    The push never blocks or fails the checkpoint: its result is recorded for `status` and the briefing.
+    """
+    from shiftgit.git import ledgerref
+    from shiftgit.git import publish as publisher
+    from shiftgit.ledger.trustdb import clone_id
+
+    with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
+        data = store.ledger_path(run).read_bytes()
+        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo))
+    try:
+        remote = publisher.configured_remote(store.read_config())
+    except ShiftError:
+        return  # a broken config is reported by the commands that need it
+    if remote is not None:
+        publisher.start(store.repo, remote)
 
 
 def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> str:

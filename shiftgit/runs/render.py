@@ -17,7 +17,10 @@ TEXT_CAP = 200  # characters of recorded text per status line
 
 def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
+    from shiftgit.git.sources import collect
+
     runs: list[dict[str, Any]] = []
+    records = collect(store, store.run_ids())  # the newest record of each run (git/sources.py)
     for run in store.run_ids():
         try:
             ledger = store.read(run)
@@ -33,12 +36,13 @@ def status_report(store: Store) -> dict[str, Any]:
             "next": point.next.action if point else None, "updated_at": ledger.updated_at,
             "pending_checks": len(ledger.pending_checks),
             **_attention(ledger),
+            **_newest(run, records.get(run, [])),
         })
     try:
-        active = store.active_run()
+        store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
     except ShiftError as exc:
-        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs}
-    return {"active": active, "runs": runs}
+        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs, **_takeover(store)}
+    return {"active": _active(store), "runs": runs, **_takeover(store)}
 
 
 def errors(report: dict[str, Any]) -> list[str]:
@@ -55,9 +59,40 @@ def exit_code(report: dict[str, Any]) -> int:
     return 1 if errors(report) else 0
 
 
+def _active(store: Store) -> str | None:
+    """The run discovery picks (ledger/discovery.py), as every command without --run would."""
+    from shiftgit.ledger.discovery import try_discover
+
+    pick = try_discover(store)
+    return pick.run if pick else None
+
+
+def _newest(run: str, records: list[Any]) -> dict[str, Any]:
+    """The newest record of the run, and the command that adopts it when it is not here."""
+    from shiftgit.git.sources import pick
+
+    source = pick(records)
+    if source is None:
+        return {"source": None}
+    entry: dict[str, Any] = {"source": {**source.to_dict(), "describe": source.describe()}}
+    if source.kind == "published":
+        entry["adopt"] = f"shiftgit resume {run} --adopt"
+    return entry
+
+
+def _takeover(store: Store) -> dict[str, Any]:
+    """The last background publish, and a hint when this clone never fetched what remotes published."""
+    from shiftgit.git import fetchstate, publish
+
+    return {"publish": publish.last_result(store.repo), "hint": fetchstate.sync_hint(store.repo)}
+
+
 def status_text(report: dict[str, Any]) -> str:
+    from shiftgit.git.publish import describe
+
+    tail = [line for line in (describe(report.get("publish")), report.get("hint")) if line]
     if not report["runs"]:
-        return "no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`"
+        return "\n".join(["no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`", *tail])
     lines = [f"! active-run pointer: {report['active_error']}"] if report.get("active_error") else []
     for run in report["runs"]:
         if run.get("error"):
@@ -71,7 +106,10 @@ def status_text(report: dict[str, Any]) -> str:
         if run["next"]:
             lines.append(f"    next: {textsafe.one_line(run['next'], TEXT_CAP)}")
         lines += [f"    {textsafe.one_line(line, TEXT_CAP)}" for line in _attention_lines(run)]
-    return "\n".join(lines)
+        if run.get("adopt"):
+            lines.append(f"    newer record: {textsafe.one_line(run['source']['describe'])}; adopt it: "
+                         f"`{run['adopt']}`")
+    return "\n".join([*lines, *tail])
 
 
 def _attention(ledger: Ledger) -> dict[str, Any]:

@@ -1,0 +1,129 @@
+"""refs/shift/ledgers/<run>: every checkpoint's working ledger, committed where another machine can fetch it.
+
+Each checkpoint adds a commit whose tree holds one file, `ledger.json` (the working ledger's exact
+bytes), parent the previous one, with `Shift-Host` / `Shift-Clone` trailers saying where it was
+recorded. The ref is updated compare-and-swap (worktrees and `sync` share it); HEAD, the index and
+the files are never touched. `sync` fetches these refs into `refs/shift-remote/<remote>/shift/ledgers/`
+and, when two machines' histories diverge, keeps both with the newer ledger (by checkpoint seq) on top.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import time
+from dataclasses import dataclass
+
+from shiftgit.errors import GitError
+from shiftgit.repo import Repo
+
+LEDGERS = "refs/shift/ledgers/"
+TRACKING = "refs/shift-remote/"
+FILE = "ledger.json"
+RETRIES = 20
+
+
+def ref_name(run: str) -> str:
+    return LEDGERS + run
+
+
+SEP = "\x1f"
+TIP_FORMAT = SEP.join(("%(objectname)", "%(refname)", "%(trailers:separator=%x1e)", "%(committerdate:iso-strict)",
+                       "%(authorname) %(authoremail)"))
+
+
+@dataclass(frozen=True)
+class Tip:
+    """One ledger ref's tip: where it lives, and where and when it was recorded (its commit's trailers)."""
+
+    run: str
+    ref: str
+    commit: str
+    host: str | None
+    clone: str | None
+    committed_at: str | None
+    author: str | None
+
+    @property
+    def remote(self) -> str | None:
+        """The remote this copy was fetched from; None for this clone's own ref."""
+        return self.ref[len(TRACKING):].split("/", 1)[0] if self.ref.startswith(TRACKING) else None
+
+
+def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -> str | None:
+    """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes."""
+    ref = ref_name(run)
+    seq = seq_of(_json(data))
+    blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
+    tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
+    host = socket.gethostname()
+    message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
+               + (f"Shift-Clone: {clone}\n" if clone else ""))
+    for attempt in range(RETRIES + 1):
+        tip = repo.git("for-each-ref", "--format=%(objectname) %(tree)", ref).split()  # [commit, tree] or []
+        previous = tip[0] if tip else None
+        if tip[1:] == [tree]:
+            return None
+        commit = repo.commit_tree(tree, [previous] if previous else [], message)
+        try:
+            repo.update_ref(ref, commit, previous or repo.null_id, f"shiftgit checkpoint {run} {seq}")
+            return commit
+        except GitError:
+            if attempt == RETRIES:
+                raise
+            time.sleep(random.uniform(0, 0.02 * (attempt + 1)))
+    raise AssertionError("unreachable")
+
+
+def tips(repo: Repo) -> dict[str, list[Tip]]:
+    """Every run's ledger refs here (one git call): this clone's own first, then each remote's fetched copy."""
+    out = repo.git("for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING)
+    found: dict[str, list[Tip]] = {}
+    for line in out.split("\n"):  # not splitlines(): it also splits at the \x1e between trailers
+        fields = line.split(SEP)
+        if len(fields) != 5:
+            continue
+        commit, ref, trailers, when, author = fields
+        run = _run_of(ref)
+        if run is None:
+            continue
+        meta = dict(t.partition(": ")[::2] for t in trailers.split("\x1e") if ": " in t)
+        found.setdefault(run, []).append(Tip(run, ref, commit, meta.get("Shift-Host") or None,
+                                             meta.get("Shift-Clone") or None, when or None, author.strip() or None))
+    for entries in found.values():
+        entries.sort(key=lambda tip: (tip.remote is not None, tip.ref))
+    return found
+
+
+def _run_of(ref: str) -> str | None:
+    if ref.startswith(LEDGERS):
+        return ref[len(LEDGERS):] or None
+    head, sep, run = ref.rpartition("/shift/ledgers/")
+    return run if sep and head.startswith(TRACKING) and "/" not in head[len(TRACKING):] and run else None
+
+
+def seq_of(document: dict[str, object]) -> int:
+    """The checkpoint seq a ledger document holds; 0 when it holds none."""
+    point = document.get("checkpoint")
+    seq = point.get("seq") if isinstance(point, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+
+
+def newer_tree(repo: Repo, mine: str, theirs: str) -> str:
+    """For a merge of two diverged ledger refs: the tree of the side whose ledger is newer (seq, then time)."""
+    def rank(commit: str) -> tuple[int, str]:
+        document = _json(repo.show(f"{commit}:{FILE}") or b"")
+        point = document.get("checkpoint")
+        return seq_of(document), str(point.get("at") if isinstance(point, dict) else "")
+
+    winner = theirs if rank(theirs) > rank(mine) else mine
+    return repo.git("rev-parse", f"{winner}^{{tree}}").strip()
+
+
+def _json(data: bytes) -> dict[str, object]:
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}

@@ -1,0 +1,157 @@
+"""Which record of a run is the newest: the working ledger, the committed one, or a published one.
+
+A run's state can live in four places: the ledger file in this work tree (`working`), the same file
+as HEAD commits it (`committed`), this clone's `refs/shift/ledgers/<run>` and each remote's copy that
+`sync` fetched (`published`). The newest by checkpoint seq wins; on a tie the file here wins (it is
+what this work tree holds). Used by resume, status, log and the briefing, so all four say the same
+thing: "checkpoint #5 published from host A at 10:42, not committed".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from shiftgit.git import ledgerref
+from shiftgit.git.notestree import CatFile
+from shiftgit.ledger.store import Store
+from shiftgit.repo import Repo, clean_env
+
+PREFERENCE = {"working": 2, "committed": 2, "published": 1}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One record of a run's ledger."""
+
+    kind: str                 # working | committed | published
+    seq: int                  # its checkpoint seq (0: no checkpoint yet)
+    at: str | None            # its checkpoint's time
+    data: bytes
+    committed_seq: int        # the seq HEAD's committed ledger holds (0: none)
+    ref: str | None = None    # published: the ref it was read from
+    commit: str | None = None  # published: the ledger commit
+    host: str | None = None
+    clone: str | None = None
+    remote: str | None = None  # published: the remote it was fetched from (None: this clone's own ref)
+    author: str | None = None
+    committed_at: str | None = None
+    ours: bool = True         # recorded by this clone
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "seq": self.seq, "host": self.host, "at": self.at, "ref": self.ref,
+                "commit": self.commit, "remote": self.remote, "clone": self.clone, "committed": self.is_committed}
+
+    @property
+    def is_committed(self) -> bool:
+        return self.seq <= self.committed_seq
+
+    def describe(self) -> str:
+        """E.g. "checkpoint #5 published from host a (another clone) at 2026-01-02T10:42:00Z, not committed"."""
+        what = f"checkpoint #{self.seq}" if self.seq else "no checkpoint yet"
+        if self.kind == "published":
+            clone = "" if self.ours else ", another clone"
+            via = f" via {self.remote}" if self.remote else ""
+            what += f" published from host {self.host or 'unknown'}{clone}{via}" + (f" at {self.at}" if self.at else "")
+        elif self.kind == "working":
+            what += " in this work tree's ledger" + (f" (at {self.at})" if self.at else "")
+        else:
+            return what + " in the ledger committed at HEAD" + (f" (at {self.at})" if self.at else "")
+        if self.seq:
+            what += ", committed" if self.is_committed else ", not committed"
+        return what
+
+
+def candidates(store: Store, run: str) -> list[Source]:
+    """Every record of the run here: the file in the work tree first, then the published copies."""
+    return collect(store, [run])[run]
+
+
+def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
+    """The records of many runs at once: one `for-each-ref` and one `cat-file --batch` in all."""
+    repo = store.repo
+    tips = ledgerref.tips(repo)
+    wanted = [(run, tips.get(run, [])) for run in runs]
+    names = [f"HEAD:{store.rel(store.ledger_path(run))}" for run in runs]
+    names += [f"{tip.commit}:{ledgerref.FILE}" for _, found in wanted for tip in found]
+    with CatFile(repo.root, clean_env()) as cat:
+        answers = iter(cat.get(names))
+        committed = [next(answers) for _ in runs]
+        published = {tip.ref: answer for _, found in wanted for tip, answer in zip(found, answers, strict=False)}
+    clone = _clone_id(repo) if tips else None
+    return {run: _sources(store, run, found, head[2] if head else None, published, clone)
+            for (run, found), head in zip(wanted, committed, strict=True)}
+
+
+def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes | None,
+             published: dict[str, tuple[str, str, bytes] | None], clone: str | None) -> list[Source]:
+    committed_seq = _seq(committed)
+    found: list[Source] = []
+    try:
+        working: bytes | None = store.ledger_path(run).read_bytes()
+    except FileNotFoundError:
+        working = None
+    if working is not None:
+        found.append(Source("committed" if working == committed else "working", _seq(working), _at(working),
+                            working, committed_seq))
+    for tip in tips:
+        answer = published.get(tip.ref)
+        if answer is None:
+            continue
+        data = answer[2]
+        found.append(Source("published", _seq(data), _at(data), data, committed_seq, ref=tip.ref, commit=tip.commit,
+                            host=tip.host, clone=tip.clone, remote=tip.remote, author=tip.author,
+                            committed_at=tip.committed_at, ours=tip.clone is None or tip.clone == clone))
+    return found
+
+
+def newest(store: Store, run: str) -> Source | None:
+    """The newest record by checkpoint seq; on a tie the work tree's file, then this clone's own ref."""
+    return pick(candidates(store, run))
+
+
+def pick(found: list[Source]) -> Source | None:
+    if not found:
+        return None
+    return max(found, key=lambda s: (s.seq, PREFERENCE[s.kind], s.remote is None))
+
+
+def newer_published(store: Store, run: str) -> Source | None:
+    """A published record newer than the work tree's ledger (what `resume --adopt` would restore), if any."""
+    best = newest(store, run)
+    return best if best is not None and best.kind == "published" else None
+
+
+def _seq(data: bytes | None) -> int:
+    document = _document(data)
+    return ledgerref.seq_of(document) if document is not None else 0
+
+
+def _at(data: bytes | None) -> str | None:
+    document = _document(data)
+    point = document.get("checkpoint") if document else None
+    value = point.get("at") if isinstance(point, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _document(data: bytes | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def _clone_id(repo: Repo) -> str:
+    from shiftgit.ledger.trustdb import clone_id
+
+    return clone_id(repo)
+
+
+def newest_local(store: Store, run: str) -> Source | None:
+    """The work tree's own record (working or committed), ignoring published ones."""
+    found = [s for s in candidates(store, run) if s.kind != "published"]
+    return found[0] if found else None
