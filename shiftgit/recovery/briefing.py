@@ -119,9 +119,9 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
     evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
     evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
-    effects = [f"{quote(e.key)} ({quote(e.kind)}): {quote(e.state)}, {quote(e.reversibility)}, safe to repeat: "
+    effects = [f"{_name(e.key)} ({_name(e.kind)}): {_name(e.state)}, {_name(e.reversibility)}, safe to repeat: "
                f"{_yes(safe_to_repeat(e))}" for e in ledger.effects]
-    effects += [f"approval for {quote(a.key)}: {quote(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
+    effects += [f"approval for {_name(a.key)}: {_name(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
                  for d in reversed(point.decisions if point else ())]
@@ -268,22 +268,27 @@ def change_lines(changes: Mapping[str, Any]) -> list[str]:
         commits = list(entry.get("commits") or ())
         carried = ", ".join(textsafe.one_line(c[:10]) for c in commits[:COMMITS_SHOWN])
         extra = len(commits) - COMMITS_SHOWN
-        lines.append(f"{quote(entry['path'])} ({STATUS.get(entry['status'], entry['status'])}), committed"
+        lines.append(f"{_name(entry['path'])} ({_name(STATUS.get(entry['status'], entry['status']))}), committed"
                      + (f" in {carried}" if carried else "") + (f" (+{extra} more commits)" if extra > 0 else ""))
     for entry in changes.get("uncommitted") or ():
-        lines.append(f"{quote(entry['path'])} ({STATUS.get(entry['status'], entry['status'])}), uncommitted"
+        lines.append(f"{_name(entry['path'])} ({_name(STATUS.get(entry['status'], entry['status']))}), uncommitted"
                      + (", edited after the last checkpoint" if entry["path"] in after else ""))
     return lines
 
 
 def failing_line(check: Mapping[str, Any]) -> str:
-    ids = [quote(str(test)) for test in check.get("failing") or ()]
+    ids = [_name(test) for test in check.get("failing") or ()]
     shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" if len(ids) > FAILING_SHOWN
                                               else "")
-    state = f" [{quote(str(check['state']))}]" if check.get("state") else ""
+    state = f" [{_name(check['state'])}]" if check.get("state") else ""
     since = " (since the checkpoint)" if check.get("pending") else ""
-    return (f"{quote(str(check['name']))}{state}: exit {check.get('exit_code')}"
+    return (f"{_name(check['name'])}{state}: exit {_name(check.get('exit_code'))}"
             + (f"; failing: {shown}" if shown else "") + since)
+
+
+def _name(value: object) -> str:
+    """A name, id or path from the record, shown bare but on one line: every control character escaped."""
+    return textsafe.one_line(str(value), LINE_CAP)
 
 
 def _yes(value: bool) -> str:
