@@ -35,7 +35,10 @@ case $hook in
         gitdir=${GIT_DIR:-.git}
         if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
         if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
-            exit 0  # no active run in this worktree: no gate, no trailers
+            # no active run in this worktree: no gate, no trailers; but a staged ledger is still
+            # scanned for secrets (one git process: a commit that stages no ledger stops here)
+            [ "$hook" = pre-commit ] || exit 0
+            git diff --cached --quiet -- .shift/runs >/dev/null 2>&1 && exit 0
         fi ;;
     post-commit|post-merge)  # a note only when the commit changed a ledger, or skipped the gate
         if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then

@@ -21,6 +21,13 @@ class LedgerError(ShiftError):
     """A ledger that cannot be read: corrupt JSON, schema-invalid, newer schema."""
 
 
+class StorageError(ShiftError):
+    """A write the file system refused (full, read-only, over the file size limit, not permitted).
+
+    Raised before the rename: the old file is intact and nothing was changed.
+    """
+
+
 class GitError(ShiftError):
     """A git command failed; carries the command and its stderr."""
 

@@ -17,6 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+# Environment markers of a coding agent's own process: what needs a human must not come from there.
+AGENT_VARS = ("CLAUDECODE", "GEMINI_CLI")
+AGENT_PREFIXES = ("CODEX_",)
+NOT_AGENT_VARS = ("CODEX_HOME",)  # a user's own configuration, set in ordinary shells too
 
 # Runs in its own session with SIGTERM blocked until its handler is in place; the kernel sends it
 # SIGTERM when its parent (the shiftgit process running an effect) dies, and it then SIGKILLs the
@@ -66,6 +70,13 @@ def identity(pid: int | None = None) -> dict[str, Any]:
     """This process (or `pid` on this machine) as a record: host, boot, pid, start."""
     pid = os.getpid() if pid is None else pid
     return {"host": socket.gethostname(), "boot": boot_id(), "pid": pid, "start": start_ticks(pid)}
+
+
+def agent_markers(environ: Mapping[str, str]) -> list[str]:
+    """The variables that say this process runs inside a coding agent (empty: a person's shell, or CI)."""
+    found = [name for name in AGENT_VARS if environ.get(name)]
+    found += sorted(name for name in environ if name.startswith(AGENT_PREFIXES) and name not in NOT_AGENT_VARS)
+    return found
 
 
 def pid_exists(pid: int) -> bool:

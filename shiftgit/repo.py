@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Mapping
@@ -9,8 +10,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from shiftgit.errors import GitError, UsageError
+from shiftgit.textsafe import path_text
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # in a sha1 repository; ask `Repo.empty_tree`
+EMPTY_TREES = {"sha1": EMPTY_TREE,
+               "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
+ID_WIDTH = {"sha1": 40, "sha256": 64}
 SHIFT_DIR = ".shift"
 # Variables a git hook inherits that must not leak into our own plumbing calls.
 HOOK_VARS = ("GIT_INDEX_FILE",)
@@ -65,6 +70,21 @@ class Repo(NamedTuple):
             check: bool = True) -> str:
         return git(self.root, *args, input=input, env=env, check=check)
 
+    @functools.cached_property
+    def object_format(self) -> str:
+        """`sha1` or `sha256`: what this repository names its objects with."""
+        out = self.git("rev-parse", "--show-object-format", check=False).strip()
+        return out if out in ID_WIDTH else "sha1"
+
+    @property
+    def null_id(self) -> str:
+        """The all-zero id (`update-ref`'s "must not exist yet") in this repository's object format."""
+        return "0" * ID_WIDTH[self.object_format]
+
+    @property
+    def empty_tree(self) -> str:
+        return EMPTY_TREES[self.object_format]
+
     @property
     def shift_dir(self) -> Path:
         return self.root / SHIFT_DIR
@@ -109,7 +129,7 @@ class Repo(NamedTuple):
 
     def diff_trees(self, old: str | None, new: str) -> list[FileEntry]:
         """Files that differ between two trees (or commits), with the new blob ids."""
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", old or EMPTY_TREE, new)
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", old or self.empty_tree, new)
         parts = out.split("\0")
         entries: list[FileEntry] = []
         for meta, path in zip(parts[0::2], parts[1::2], strict=False):
@@ -118,7 +138,7 @@ class Repo(NamedTuple):
             _, _, _, blob, status = meta[1:].split(" ")
             if path == SHIFT_DIR or path.startswith(SHIFT_DIR + "/"):
                 continue
-            entries.append(FileEntry(path, None if status == "D" else blob, status[0]))
+            entries.append(FileEntry(path_text(path), None if status == "D" else blob, status[0]))
         return entries
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import COMMAND, emit, json_option, resolve, run_option
+from shiftgit import textsafe
+from shiftgit.cli.common import COMMAND, Finite, command_argv, emit, json_option, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 
@@ -43,7 +44,7 @@ def approval_request(key: str, reason: str, run: str | None, as_json: bool) -> N
 @approval.command("grant")
 @click.argument("key")
 @click.option("--by", required=True, help="Who grants it.")
-@click.option("--expires-in", "expires_in", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+@click.option("--expires-in", "expires_in", type=Finite(min=0, min_open=True), metavar="MINUTES",
               help="The grant lapses after this many minutes.")
 @run_option
 @json_option
@@ -103,7 +104,8 @@ def approval_list(run: str | None, as_json: bool) -> None:
         emit(rows)
         return
     for row in rows:
-        click.echo(f"{row['key']:<24} {row['state']:<9} {row.get('by') or ''}  {row.get('reason') or ''}".rstrip())
+        line = f"{row['key']:<24} {row['state']:<9} {row.get('by') or ''}  {row.get('reason') or ''}".rstrip()
+        click.echo(textsafe.one_line(line))
     if not rows:
         click.echo("no approvals")
 
@@ -149,7 +151,8 @@ def service_start(name: str, port: int | None, cwd: str, run: str | None, as_jso
     from shiftgit.effects import services
 
     store = _store()
-    record, warnings = services.start(store, resolve(store, run), name, command, port=port, cwd=cwd)
+    argv = command_argv(command, "service start")
+    record, warnings = services.start(store, resolve(store, run), name, argv, port=port, cwd=cwd)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     if as_json:
@@ -196,6 +199,8 @@ def service_list(run: str | None, as_json: bool) -> None:
         return
     for row in rows:
         port = f" port {row['port']}" if row.get("port") else ""
-        click.echo(f"{row['name']:<20} pid {row['pid']}{port} {'alive' if row['alive'] else 'not alive'}")
+        state = ("alive" if row["alive"] else "not alive") if row["alive"] is not None else \
+            f"unknown (recorded on host {textsafe.quote(str(row['host']))}, not this one)"
+        click.echo(f"{row['name']:<20} pid {row['pid']}{port} {state}")
     if not rows:
         click.echo("no services")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from shiftgit.cli.common import emit, json_option
+from shiftgit.cli.common import emit, json_option, terminal
 from shiftgit.cli.common import store as _store
 
 
@@ -73,13 +73,14 @@ def context_show(run_id: str | None, as_json: bool) -> None:
     if as_json:
         emit(shown)
     else:
-        click.echo(str(shown["text"]).rstrip("\n"))
+        click.echo(terminal(str(shown["text"]).rstrip("\n")))
 
 
 @click.command("output")
 @click.argument("check_id", metavar="CHECK-ID")
 def output(check_id: str) -> None:
-    """Print the whole (redacted) output a check kept with `check --keep-output`.
+    """Print the whole (redacted) output a check kept with `check --keep-output` (on a terminal, control
+    characters are shown escaped; piped, the bytes as kept).
 
     \b
     Example:
@@ -89,8 +90,8 @@ def output(check_id: str) -> None:
 
     data = outputs.read(_store(), check_id)
     stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:
-        click.echo(data.decode("utf-8", "replace"), nl=False)
+    if stream is None or sys.stdout.isatty():
+        click.echo(terminal(data.decode("utf-8", "replace")), nl=False)
     else:
         stream.write(data)
         stream.flush()

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import COMMAND, F, emit, json_option, resolve, run_option
+from shiftgit.cli.common import COMMAND, F, Finite, command_argv, emit, json_option, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # == effects, approvals, services (effects engineer) =========================================
@@ -41,7 +41,7 @@ def effect() -> None:
 @click.option("--probe", metavar="CMD", help="A command that checks the effect safely (exit 0: it happened).")
 @click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
 @click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
+@click.option("--timeout", type=Finite(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
 @run_option
 @json_option
@@ -62,7 +62,7 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
     from shiftgit.evidence import runner as evidence
 
     store = _store()
-    spec = effects.EffectInput(argv=command, **fields)
+    spec = effects.EffectInput(argv=command_argv(command, "effect run"), **fields)
     echo = None if quiet or as_json else evidence.stdout_binary()
     outcome = effects.run_effect(store, resolve(store, run), spec, echo=echo)
     record = outcome.effect
@@ -130,6 +130,7 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
       shiftgit effect reconcile deploy-7 --state completed --evidence "version 7 answers on /health"
       shiftgit effect reconcile deploy-7 --probe
     """
+    from shiftgit import textsafe
     from shiftgit.effects import reconcile
     from shiftgit.effects import runner as effects
     from shiftgit.errors import UsageError
@@ -141,7 +142,7 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
     run_id = resolve(store, run)
     if use_probe:
         probe = reconcile.probe_of(store.read(run_id), key)
-        click.echo(f"shiftgit: probe recorded for {key!r}: {probe}", err=True)
+        click.echo(f"shiftgit: probe recorded for {key!r}: {textsafe.one_line(probe)}", err=True)
         if not yes and not sys.stdin.isatty():
             raise UsageError("add --yes to run the recorded probe without a terminal")
         if not yes:
@@ -162,6 +163,7 @@ def effect_list(run: str | None, as_json: bool) -> None:
     Example:
       shiftgit effect list --json
     """
+    from shiftgit import textsafe
     from shiftgit.effects import runner as effects
 
     store = _store()
@@ -172,6 +174,7 @@ def effect_list(run: str | None, as_json: bool) -> None:
         return
     for row in rows:
         repeat = "safe to repeat" if row["safe_to_repeat"] else "not safe to repeat"
-        click.echo(f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}")
+        line = f"{row['key']:<24} {row['kind']:<14} {row['state']:<11} {row['reversibility']:<12} {repeat}"
+        click.echo(textsafe.one_line(line))
     if not rows:
         click.echo("no effects recorded")

@@ -2,24 +2,67 @@
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from shiftgit import __version__
+from shiftgit import __version__, textsafe
 from shiftgit.cli import agents, approvals, ci, context, effects, recovery, reports, runs, setup, sync
 from shiftgit.errors import ShiftError
 
+MESSAGE_CAP = 800  # characters of one error line: a 10,000-character argument is not echoed whole
+# What the machine refuses rather than what shiftgit gets wrong: one line, exit 2, no traceback.
+REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
+                      errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG})
+
+
+def say(message: str, prefix: str = "shiftgit: ") -> None:
+    """One line on stderr: control characters shown, never obeyed, and cut to MESSAGE_CAP."""
+    click.echo(prefix + textsafe.one_line(message, MESSAGE_CAP), err=True)
+
 
 class ShiftGroup(click.Group):
-    """Turns every ShiftError into one line on stderr and its exit code; bugs keep their traceback."""
+    """Turns every ShiftError into one line on stderr and its exit code; bugs keep their traceback.
+
+    Usage errors (a missing option, an unknown command) are one line too, naming the command's
+    `--help`; so is a file system that refuses a write (full, read-only, not permitted).
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except ShiftError as exc:
-            click.echo(f"shiftgit: {exc}", err=True)
+            say(str(exc))
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if exc.errno not in REFUSALS:
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            say(f"{where}{exc.strerror or exc}; the file system refused, so the command stopped there: free space "
+                "or fix the permissions, then run it again")
+            ctx.exit(2)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            return exc.exit_code
+        except click.UsageError as exc:
+            path = exc.ctx.command_path if exc.ctx is not None else "shiftgit"
+            say(f"{path}: {exc.format_message().rstrip('.')}; see `{path} --help`", prefix="")
+            return exc.exit_code
+        except click.ClickException as exc:
+            say(exc.format_message())
+            return exc.exit_code
+        except click.Abort:
+            say("aborted")
+            return 1
 
 
 @click.group(cls=ShiftGroup, context_settings={"help_option_names": ["-h", "--help"]})

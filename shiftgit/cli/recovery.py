@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option, resolve
+from shiftgit.cli.common import emit, json_option, resolve, terminal
 from shiftgit.cli.common import store as _store
 
 
@@ -49,7 +49,7 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], verbose: 
     store = _store()
     report = core.verify(store, resolve(store, run_id), repeat=repeat, pinned=_pins(pins),
                          progress=CheckProgress(verbose))
-    emit(report) if as_json else click.echo(core.text(report))
+    emit(report) if as_json else click.echo(terminal(core.text(report)))
     sys.exit(core.exit_code(report))
 
 
@@ -87,14 +87,14 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, with_context: bool
     if report.get("adopt"):
         click.echo(f"shiftgit: {takeover.adopt_text(report['adopt'])}", err=True)
     if not with_context:
-        emit(report) if as_json else click.echo(core.text(report))
+        emit(report) if as_json else click.echo(terminal(core.text(report)))
         sys.exit(core.exit_code(report))
     saved, note = _saved_context(store, report["run"])
     if as_json:
         emit({**report, "context": saved})
     else:
         text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
-        click.echo(f"{core.text(report)}\n\n{text}")
+        click.echo(terminal(f"{core.text(report)}\n\n{text}"))
     sys.exit(core.exit_code(report))
 
 
@@ -123,6 +123,7 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     Example:
       shiftgit rollback --yes
     """
+    from shiftgit import textsafe
     from shiftgit.errors import UsageError
     from shiftgit.recovery import rollback as core
 
@@ -141,6 +142,8 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
             click.echo("rollback cancelled; nothing was changed", err=True)
             sys.exit(1)
     report = core.apply(store, plan)
+    for left in report["withheld"] if not as_json else ():
+        click.echo(f"shiftgit: not rolled back: {textsafe.one_line(left['path'])}: {left['why']}", err=True)
     recreated: list[str] = []
     if report["rescue"] is not None:
         report["undo"], recreated = core.restore_command(store.repo, report["rescue"],
@@ -162,13 +165,17 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
 @click.command("trust")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (a person still runs this, not an agent).")
+@click.option("--allow-control", "allow_control", is_flag=True,
+              help="Trust commands holding control characters too (read their escaped form first).")
 @json_option
-def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
-    """Approve the run's recorded commands for this clone, so verify may run them.
+def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool) -> None:
+    """Approve the run's recorded commands (checks and effect probes) for this clone, so they may run.
 
-    Shows each command and who recorded it. Trust is kept outside the repository
-    ($XDG_DATA_HOME/shiftgit/), bound to the exact argv + cwd and to this clone. Refused inside a
-    coding agent's own process.
+    Shows who recorded them, then each command: its kind, name, cwd and sha256, and one argument
+    per line, quoted, with every control character escaped. A command holding a control character
+    (a carriage return, an escape sequence) is refused unless --allow-control. Trust is kept outside
+    the repository ($XDG_DATA_HOME/shiftgit/), bound to the exact argv + cwd and to this clone.
+    Refused inside a coding agent's own process.
 
     \b
     Example:
@@ -176,6 +183,7 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
     """
     import os
 
+    from shiftgit import textsafe
     from shiftgit.git import record
     from shiftgit.ledger import trustdb
     from shiftgit.recovery import trust
@@ -192,10 +200,12 @@ def trust_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
         emit(report) if as_json else click.echo(f"all {len(commands)} command(s) of {run} are trusted in this clone")
         return
     if not as_json:
-        click.echo(f"{len(pending)} command(s) of run {run}, recorded by {prov.describe()}:")
+        click.echo(f"{len(pending)} command(s) of run {run}, recorded by {textsafe.one_line(prov.describe())}:")
         for command in pending:
-            click.echo(f"  {command.name}: {' '.join(command.argv)}   (cwd {command.cwd}, sha256 {command.digest})")
+            click.echo("\n".join(trust.describe(command)))
     trust.require_human(os.environ, sys.stdin.isatty(), yes, "shiftgit trust")
+    if not allow_control:
+        trust.refuse_control(pending, run)
     if not yes and not click.confirm("Trust these commands in this clone?"):
         click.echo("nothing trusted", err=True)
         sys.exit(1)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from shiftgit.cli.common import emit, json_option, resolve
+from shiftgit.cli.common import emit, json_option, resolve, terminal
 from shiftgit.cli.common import store as _store
 
 # -- status / show / validate ---------------------------------------------------------------
@@ -14,7 +14,8 @@ from shiftgit.cli.common import store as _store
 @click.command()
 @json_option
 def status(as_json: bool) -> None:
-    """All runs at a glance.
+    """All runs at a glance. A run whose ledger cannot be read is listed with its error (also on stderr)
+    beside the others: exit 1; exit 2 when not one run could be read.
 
     \b
     Example:
@@ -26,8 +27,11 @@ def status(as_json: bool) -> None:
     report = render.status_report(store)
     if as_json:
         emit(report)
-        return
-    click.echo(render.status_text(report))
+    else:
+        click.echo(render.status_text(report))
+    for line in render.errors(report):
+        click.echo(f"shiftgit: {line}", err=True)
+    sys.exit(render.exit_code(report))
 
 
 @click.command()
@@ -48,7 +52,7 @@ def show(run_id: str | None, as_json: bool, markdown: bool) -> None:
     if as_json:
         emit(ledger.to_dict())
     else:
-        click.echo(render.markdown(ledger) if markdown else render.summary(ledger))
+        click.echo(terminal(render.markdown(ledger) if markdown else render.summary(ledger)))
 
 
 @click.command()

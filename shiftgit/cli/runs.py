@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option, resolve, run_option
+from shiftgit.cli.common import Finite, command_argv, emit, json_option, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # -- start ----------------------------------------------------------------------------------
@@ -17,9 +17,9 @@ from shiftgit.cli.common import store as _store
 @click.option("--goal", required=True, help="What the run must achieve.")
 @click.option("--stop-when", "stop_when", required=True, help="The condition that ends the run.")
 @click.option("--owner", help="Who runs it (agent or person).")
-@click.option("--time-budget", "minutes", type=click.FloatRange(min=0), help="Wall-clock minutes.")
+@click.option("--time-budget", "minutes", type=Finite(min=0), help="Wall-clock minutes.")
 @click.option("--token-budget", "tokens", type=click.IntRange(min=0), help="Model tokens.")
-@click.option("--cost-budget", "cost", type=click.FloatRange(min=0), help="Money.")
+@click.option("--cost-budget", "cost", type=Finite(min=0), help="Money.")
 @click.option("--allow", multiple=True, help="An effect kind the run may cause (repeatable).")
 @click.option("--forbid", multiple=True, help="An effect kind the run must never cause (repeatable).")
 @click.option("--artifact", "artifacts", multiple=True, help="An expected artifact (repeatable).")
@@ -58,7 +58,7 @@ def start(run_id: str, as_json: bool, **contract: Any) -> None:
 @click.option("--name", help="A name for this check (default: from the command).")
 @click.option("--covers", multiple=True, metavar="GLOB", help="Paths this check exercises (repeatable).")
 @click.option("--junit", metavar="PATH", help="Read the outcome from this JUnit XML file after the run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds before the whole process group is killed.")
+@click.option("--timeout", type=Finite(min=0.1), help="Seconds before the whole process group is killed.")
 @click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
 @click.option("--env", "env_names", multiple=True, metavar="NAME", help="An environment variable the check needs.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
@@ -80,8 +80,8 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
 
     store = _store()
     run_id = resolve(store, run)
-    spec = checks.CheckInput(argv=command, name=name, cwd=cwd, timeout=timeout, covers=covers, junit=junit,
-                             env=env_names, keep_output=keep_output)
+    spec = checks.CheckInput(argv=command_argv(command, "check"), name=name, cwd=cwd, timeout=timeout,
+                             covers=covers, junit=junit, env=env_names, keep_output=keep_output)
     record = checks.check(store, run_id, spec, echo=None if quiet else evidence.stdout_binary())
     outcome = record.outcome
     counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
@@ -112,7 +112,7 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
 @click.option("--milestone", is_flag=True, help="Mark this checkpoint as a milestone.")
 @click.option("--turn", type=click.IntRange(min=0), help="The agent's turn number (agent hooks fill it).")
 @click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens spent since the last checkpoint.")
-@click.option("--cost", type=click.FloatRange(min=0), default=0.0, help="Cost spent since the last checkpoint.")
+@click.option("--cost", type=Finite(min=0), default=0.0, help="Cost spent since the last checkpoint.")
 @json_option
 def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
     """Record the state at a step boundary: files (from git), evidence, next action, open items.
@@ -122,11 +122,15 @@ def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
       shiftgit checkpoint --step "callback parses state" --next "handle expired tokens" \\
         --done-when "test_expired passes"
     """
+    from shiftgit import textsafe
     from shiftgit.runs import checkpoints
 
     store = _store()
     run_id = resolve(store, run)
     point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields))
+    for held in point.extra.get("withheld") or []:
+        click.echo(f"shiftgit: warning: {textsafe.one_line(str(held['path']))} holds what looks like a secret "
+                   f"({held['rule']}): left out of the snapshot, so rollback cannot restore it", err=True)
     if as_json:
         emit(point.to_dict())
         return
@@ -185,9 +189,9 @@ def constraint_lift(which: str, reason: str, run: str | None, as_json: bool) -> 
 @click.option("--goal")
 @click.option("--stop-when", "stop_when")
 @click.option("--owner")
-@click.option("--time-budget", "time_budget", type=click.FloatRange(min=0))
+@click.option("--time-budget", "time_budget", type=Finite(min=0))
 @click.option("--token-budget", "token_budget", type=click.IntRange(min=0))
-@click.option("--cost-budget", "cost_budget", type=click.FloatRange(min=0))
+@click.option("--cost-budget", "cost_budget", type=Finite(min=0))
 @click.option("--allow", multiple=True, help="Replaces the allowed effect kinds.")
 @click.option("--forbid", multiple=True, help="Replaces the forbidden effect kinds.")
 @click.option("--artifact", "artifacts", multiple=True, help="Replaces the expected artifacts.")

@@ -58,24 +58,31 @@ def sync_command(remote: str | None, as_json: bool) -> None:
     """Share handoff notes and snapshots through a remote: fetch, merge by id, push (never forced).
 
     REMOTE defaults to the current branch's upstream remote, else origin. Retries from the fetch
-    when the remote moved meanwhile.
+    when the remote moved meanwhile. A refs/shift/ ref that would push what looks like a secret
+    stays here (exit 1, naming the ref, the file and the rule); everything else is pushed.
 
     \b
     Example:
       shiftgit sync origin
     """
+    from shiftgit import textsafe
     from shiftgit.git import sync
 
     report = sync.sync(_store(require=False).repo, remote)
     if as_json:
         emit(report.to_dict())
-        return
+        sys.exit(1 if report.refused else 0)
     click.echo(f"synced with {report.remote}: notes {report.notes} ({report.added} from the remote, "
                f"{report.merged} merged, {report.total} in all)")
     for ref, how in sorted(report.snapshots.items()):
         click.echo(f"  {ref}: {how}")
     if report.pushed:
         click.echo(f"  pushed {', '.join(report.pushed)}")
+    for ref, found in sorted(report.refused.items()):
+        what = ", ".join(f"{textsafe.one_line(f['path'])} ({f['rule']})" for f in found[:5])
+        click.echo(f"shiftgit: not pushed: {ref} holds what looks like a secret: {what}; drop the ref "
+                   f"(`git update-ref -d {ref}`) or remove the secret, then sync again", err=True)
+    sys.exit(1 if report.refused else 0)
 
 
 # == verify, resume, rollback, trust (issue 4: the replacement-process test) ==================

@@ -3,7 +3,8 @@
 `record` logs an effect that already happened elsewhere (the truth is recorded even when the
 contract would have refused it; the caller gets warnings). `reconcile` settles a key's state —
 by a human's word (`--state`, with evidence) or by running the probe recorded with it. Probes
-are recorded commands: they run only here, on an explicit human command, never from a hook.
+are recorded commands: they run only here, on an explicit human command, never from a hook, and
+only when trusted in this clone (`effects.probes`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
-from shiftgit.effects import approvals
+from shiftgit.effects import approvals, probes
 from shiftgit.effects.approvals import now_iso
 from shiftgit.effects.runner import (
     RECONCILED,
@@ -60,6 +61,7 @@ def record(store: Store, run: str, spec: EffectInput, state: str,
         return put(ledger, new, at)
 
     store.update(run, change)
+    probes.remember_recorded(store.repo, probes.of(made[0]), made[0].created_at)
     return made[0], warnings
 
 
@@ -81,8 +83,11 @@ class Settlement:
     by: str | None = None
 
 
-def reconcile(store: Store, run: str, key: str, how: Settlement, *, echo: BinaryIO | None = None) -> Effect:
-    """Settle a key's outcome: completed, failed (it may run again) or compensated (undone)."""
+def reconcile(store: Store, run: str, key: str, how: Settlement, *, echo: BinaryIO | None = None,
+              environ: Mapping[str, str] | None = None) -> Effect:
+    """Settle a key's outcome: completed, failed (it may run again) or compensated (undone).
+
+    The recorded probe runs only when trusted in this clone (a person's trust inside an agent)."""
     approvals.validate_key(key)
     if how.state is not None and how.state not in RECONCILED:
         raise UsageError(f"--state {how.state!r}: use one of {', '.join(RECONCILED)}")
@@ -94,6 +99,8 @@ def reconcile(store: Store, run: str, key: str, how: Settlement, *, echo: Binary
         _check_final(old, "completed")
     probe: dict[str, Any] = {}
     if state is None:
+        probe_argv(old)  # no probe recorded: say so first
+        probes.require_trusted(store.repo, run, probes.command(old.key, probe_argv(old), old.cwd), environ)
         state, probe = _run_probe(store, old, echo)
         _check_final(old, state, probe["result"])
         note = note or probe["result"]

@@ -193,6 +193,11 @@ def run_effect(store: Store, run: str, spec: EffectInput, *, echo: BinaryIO | No
     replay = _admit(ledger, spec)  # refusals and replays need no lock and write nothing
     if replay is None:
         replay = _transition(store, run, spec, "planned")  # admitted again under the lock
+        if replay is None and spec.probe:
+            from shiftgit.effects import probes
+
+            probes.remember_recorded(store.repo, probes.command(spec.key, _split(spec.probe, "--probe"), spec.cwd),
+                                     now_iso(), env)
     if replay is None:
         _pause(env, "after-planned")
         replay = _transition(store, run, spec, "attempted")

@@ -74,7 +74,12 @@ def alive(effect: Effect) -> bool:
 
 
 def service_view(effect: Effect) -> dict[str, Any]:
-    return {**view(effect), "alive": alive(effect)}
+    """`alive` True or False, or None (`liveness` unknown) for a service recorded on another host."""
+    host = (effect.process or {}).get("host")
+    if effect.process is not None and procs.is_alive(effect.process) is None:
+        return {**view(effect), "alive": None, "liveness": "unknown", "host": host}
+    state = alive(effect)
+    return {**view(effect), "alive": state, "liveness": "alive" if state else "dead", "host": host}
 
 
 def start(store: Store, run: str, name: str, argv: tuple[str, ...], *, port: int | None = None,

@@ -8,7 +8,7 @@ validated before (see `shiftgit.validated`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from shiftgit.git.scope import in_scope
@@ -51,8 +51,7 @@ class Problem(NamedTuple):
 def judge(staging: Staging) -> list[Problem]:
     """Every rule the commit breaks (empty: it may pass), in rule order."""
     if not staging.paths:  # only .shift/ staged: the gate passes, but no secret lands in git
-        return [p for ledger in staging.ledgers.values() if ledger.changed and ledger.staged is not None
-                for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"))]
+        return secret_problems(staging.ledgers.values())
     docs: dict[str, Any] = {}
     problems = []
     for run, ledger in sorted(staging.ledgers.items()):
@@ -73,6 +72,21 @@ def judge(staging: Staging) -> list[Problem]:
     for run, ledger in sorted(staging.ledgers.items()):
         problems += _nothing_dropped(ledger, docs.get(run))
     return sorted(problems, key=lambda p: p.rule)
+
+
+def secret_problems(ledgers: Iterable[Ledger]) -> list[Problem]:
+    """Rule 4's secret check alone, on every changed staged ledger: what the gate asks with no active run."""
+    return [p for ledger in ledgers if ledger.changed and ledger.staged is not None
+            for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"))]
+
+
+def render_secrets(problems: list[Problem]) -> str:
+    """The refusal of a commit made with no active run: a staged ledger holds a secret."""
+    lines = ["shiftgit: commit refused: a staged ledger holds what looks like a secret (commit gate rule 4)"]
+    for problem in problems:
+        lines += [f"  {problem.what}"] + [f"    fix: {fix}" for fix in problem.fix]
+    lines.append(f"  to commit anyway, the reason kept in this commit's note: {SKIP}")
+    return "\n".join(lines)
 
 
 def render(staging: Staging, problems: list[Problem]) -> str:
@@ -184,9 +198,9 @@ def _schema_problems(ledger: Ledger, document: Any, restore: str) -> list[Proble
 
 
 def _secret_problems(ledger: Ledger, text: str) -> list[Problem]:
-    from shiftgit.ledger.secrets import find_secrets
+    from shiftgit.ledger.secrets import find_secrets_in_json
 
-    found = find_secrets(text)
+    found = find_secrets_in_json(text)
     if not found:
         return []
     kinds = sorted({f.rule for f in found})

@@ -35,15 +35,27 @@ def run_hook(name: str, args: list[str], *, cwd: str | Path | None = None, envir
              stdin: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run one git hook; its exit code (only pre-commit and commit-msg ever refuse)."""
     env = os.environ if environ is None else environ
-    ctx = Context(_root(Path(cwd or os.getcwd()), env), env, args, stdin or sys.stdin, stderr or sys.stderr)
-    handler = HANDLERS.get(name)
-    if handler is None or not ctx.initialized():
-        return 0
+    err = stderr or sys.stderr
     try:
+        root = _root(Path(cwd or os.getcwd()), env)
+    except ShiftError as exc:  # run by hand outside a work tree, or in a bare repository: nothing to judge
+        print(f"shiftgit {name}: not inside a git work tree, nothing to do ({_line(str(exc))})", file=err)
+        return 0
+    ctx = Context(root, env, args, stdin or sys.stdin, err)
+    handler = HANDLERS.get(name)
+    try:
+        if handler is None or not ctx.initialized():
+            return 0
         return handler(ctx)
-    except ShiftError as exc:
-        ctx.say(f"shiftgit {name}: {exc}")
+    except (ShiftError, OSError, UnicodeError) as exc:  # one line; a blocking hook refuses, the others let go
+        ctx.say(f"shiftgit {name}: {_line(str(exc))}")
         return 1 if name in BLOCKING else 0
+
+
+def _line(text: str) -> str:
+    from shiftgit import textsafe
+
+    return textsafe.one_line(text, 600)
 
 
 def _root(cwd: Path, environ: Mapping[str, str]) -> Path:
@@ -63,7 +75,7 @@ def pre_commit(ctx: Context) -> int:
     gitdir = gitview.git_dir(ctx.root, ctx.environ)
     run = gitview.active_run(ctx.root, gitdir, ctx.environ)
     if run is None:
-        return 0
+        return _scan_ledgers(ctx)
     staging = read_staging(ctx, gitdir, run)
     problems = gate.judge(staging)
     if problems:
@@ -72,6 +84,22 @@ def pre_commit(ctx: Context) -> int:
     _remember_validated(gitdir, staging)
     ledger = staging.ledgers[run]
     _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
+    return 0
+
+
+def _scan_ledgers(ctx: Context) -> int:
+    """No active run here: no gate, but no staged ledger may carry a secret into git either."""
+    env = ctx.env
+    with Objects(ctx.root, env) as objects:
+        head = objects.resolve("HEAD")
+        changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
+        touched = [(m.group(1), c) for c in changes if (m := gitview.LEDGER.match(c.path)) and c.new]
+        blobs = objects.read([c.new for _, c in touched if c.new])
+    ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
+    problems = gate.secret_problems(ledgers)
+    if problems:
+        ctx.say(gate.render_secrets(problems))
+        return 1
     return 0
 
 

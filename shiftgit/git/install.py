@@ -118,6 +118,9 @@ def new_config() -> str:
 def install_pre_commit(repo: Repo) -> list[str]:
     """Add shiftgit's hooks to the repo's .pre-commit-config.yaml (created if absent). Idempotent."""
     path = repo.root / PRE_COMMIT_CONFIG
+    if path.is_symlink():  # a committed link could lead anywhere: never written through
+        raise UsageError(f"refusing to write {PRE_COMMIT_CONFIG}: it is a symbolic link; replace it with a file, "
+                         "then run `shiftgit init --hooks pre-commit` again")
     after = [f"then install the hook types: {INSTALL_HINT}", "(the hooks run `shiftgit` from PATH)"]
     if not path.exists():
         path.write_text(new_config(), encoding="utf-8")

@@ -20,7 +20,6 @@ LEDGERS = "refs/shift/ledgers/"
 TRACKING = "refs/shift-remote/"
 FILE = "ledger.json"
 RETRIES = 20
-ZERO = "0" * 40
 
 
 def ref_name(run: str) -> str:
@@ -68,7 +67,7 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
             return None
         commit = repo.commit_tree(tree, [previous] if previous else [], message)
         try:
-            repo.update_ref(ref, commit, previous or ZERO, f"shiftgit checkpoint {run} {seq}")
+            repo.update_ref(ref, commit, previous or repo.null_id, f"shiftgit checkpoint {run} {seq}")
             return commit
         except GitError:
             if attempt == RETRIES:

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from shiftgit.errors import GitError
-from shiftgit.repo import EMPTY_TREE, SHIFT_DIR, FileEntry, Repo, clean_env
+from shiftgit.repo import SHIFT_DIR, FileEntry, Repo, clean_env
 
-ZERO = "0" * 40
 PATHSPEC_CAP = 500
 
 
@@ -110,12 +109,12 @@ def _rebuild(repo: Repo, point: Checkpoint) -> str | None:
     lines = []
     for f in point.files:
         if f.status == "D" or f.id is None:
-            lines.append(f"0 {ZERO}\t{f.path}\n")
+            lines.append(f"0 {repo.null_id}\t{f.path}\n")
         else:  # the mode git has for this exact content (HEAD first, then the base), else a plain file
             mode = next((m for m, blob in known.get(f.path, []) if blob == f.id), None)
             lines.append(f"{mode or _base_mode(known.get(f.path, []))} {f.id}\t{f.path}\n")
     try:
-        repo.git("read-tree", point.base or EMPTY_TREE, env=env)
+        repo.git("read-tree", point.base or repo.empty_tree, env=env)
         if lines:
             repo.git("update-index", "--index-info", input="".join(lines), env=env)
         repo.git("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)

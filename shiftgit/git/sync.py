@@ -8,6 +8,11 @@ diverged snapshot refs the same way (a commit keeping both histories, our tree; 
 `refs/shift/ledgers/<run>`, the newer ledger's tree), and pushes without
 force. Any rejection, or a local ref that moved meanwhile, starts again from the fetch, a bounded
 number of times with backoff. Two machines that sync in any order end with the same notes.
+
+Nothing secret is pushed (defence in depth behind the checkpoint's own scan): before each push,
+every blob the `refs/shift/*` refs would send passes the secret scanner (`secretscan`), and a ref
+holding a finding stays here, reported in `refused`. `push_refs` is that push path, for every
+caller that publishes `refs/shift/*`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import ledgerref
+from shiftgit.git import ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import NOTES_REF, note_blobs, read_notes, write_notes
@@ -36,7 +41,6 @@ SNAPSHOTS = "refs/shift/"
 # Ref families a clone takes whole from the remote when it has none of its own: a run's saved conversation
 # and kept check outputs (diverged ones merge like snapshots: both histories kept).
 CARRIED = ("refs/shift/context/", "refs/shift/outputs/")
-ZERO = "0" * 40
 
 
 # -- init: configuration ---------------------------------------------------------------------------
@@ -47,7 +51,7 @@ def configure(store: Store) -> list[str]:
     repo.git("config", "--local", f"merge.{MERGE_DRIVER}.name", "shiftgit: merge run ledgers by id")
     driver = f"{shlex.quote(sys.executable)} -m shiftgit merge-driver %O %A %B %P"
     repo.git("config", "--local", f"merge.{MERGE_DRIVER}.driver", driver)
-    attributes = store.root / ".gitattributes"
+    attributes = store.inside(".gitattributes")  # never through a symbolic link
     text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
     if ATTRIBUTE not in text.splitlines():
         glue = "\n" if text and not text.endswith("\n") else ""
@@ -84,10 +88,12 @@ class Report:
     total: int = 0
     snapshots: dict[str, str] = field(default_factory=dict)  # ref -> fast-forward | merged
     pushed: list[str] = field(default_factory=list)
+    refused: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # ref -> [{path, rule}]: a secret
 
     def to_dict(self) -> dict[str, Any]:
         return {"remote": self.remote, "attempts": self.attempts, "notes": {"result": self.notes, "added": self.added,
-                "merged": self.merged, "total": self.total}, "snapshots": self.snapshots, "pushed": self.pushed}
+                "merged": self.merged, "total": self.total}, "snapshots": self.snapshots, "pushed": self.pushed,
+                "refused": self.refused}
 
 
 def default_remote(repo: Repo) -> str:
@@ -153,8 +159,8 @@ def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> s
     tag = f"refs/shift-tmp/sync-{os.getpid()}-{random.getrandbits(32):08x}"
     ours_ref, theirs_ref = f"{tag}-ours", f"{tag}-theirs"
     try:
-        repo.update_ref(ours_ref, local, ZERO, "shiftgit sync")
-        repo.update_ref(theirs_ref, theirs, ZERO, "shiftgit sync")
+        repo.update_ref(ours_ref, local, repo.null_id, "shiftgit sync")
+        repo.update_ref(theirs_ref, theirs, repo.null_id, "shiftgit sync")
         mine, other = note_blobs(repo.root, ours_ref), note_blobs(repo.root, theirs_ref)
         added = [c for c in other if c not in mine]
         differ = [c for c in other if c in mine and mine[c] != other[c]]
@@ -204,11 +210,18 @@ def _adopt(repo: Repo, remote: str) -> dict[str, str]:
     return {ref: "fetched" for ref, oid in theirs.items() if ref.startswith(CARRIED) and _swap(repo, ref, oid, None)}
 
 
+def push_refs(repo: Repo, remote: str) -> tuple[list[str], dict[str, list[dict[str, str]]]]:
+    """The refspecs to push (notes, and every `refs/shift/*` ref that leaks nothing), and the refs refused."""
+    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
+    refs = [SNAPSHOTS + name for name in _refs(repo, SNAPSHOTS)]
+    refused = secretscan.refused_refs(repo, refs, remote, TRACKING)
+    specs += [f"{ref}:{ref}" for ref in refs if ref not in refused]
+    return specs, {ref: [w.to_dict() for w in found] for ref, found in refused.items()}
+
+
 def _push(repo: Repo, remote: str, report: Report) -> bool:
     """Push without force; True when any ref was rejected (the caller starts again from the fetch)."""
-    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
-    if _refs(repo, SNAPSHOTS):
-        specs.append(f"{SNAPSHOTS}*:{SNAPSHOTS}*")
+    specs, report.refused = push_refs(repo, remote)
     if not specs:
         return False
     argv = ["push", "--porcelain", "--no-verify", remote, *specs]
@@ -239,4 +252,4 @@ def _is_ancestor(repo: Repo, old: str, new: str) -> bool:
 
 def _swap(repo: Repo, ref: str, new: str, old: str | None) -> bool:
     """Compare-and-swap: False when the ref moved since we read it."""
-    return _ok(repo, "update-ref", "-m", "shiftgit sync", ref, new, old or ZERO)
+    return _ok(repo, "update-ref", "-m", "shiftgit sync", ref, new, old or repo.null_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.errors import ShiftError
 from shiftgit.git import handoff
 from shiftgit.git.notes import note_blobs
@@ -129,13 +130,22 @@ def _at_seq(point: Any) -> tuple[str, int]:
     return str(point.get("at")), seq if isinstance(seq, int) else 0
 
 
+TEXT_CAP = 200  # characters of a note's text per line
+
+
 def render(entries: list[dict[str, Any]]) -> str:
-    """One line per checkpoint."""
+    """One line per checkpoint. Notes come from anyone who can push: their text is shown, never obeyed
+    (line breaks and terminal escape sequences appear escaped)."""
     if not entries:
         return "no checkpoints yet; record one with `shiftgit checkpoint --step ...`"
     lines = []
     for e in entries:
-        where = e["commit"][:10] if e.get("commit") else f"({e.get('source') or 'working'})"
-        nxt = f" — next: {e['next']}" if e.get("next") else ""
-        lines.append(f"{where:<10} {e['run']} #{e['seq']} {e.get('at') or ''} {e.get('step') or '(no step)'}{nxt}")
+        where = _shown(str(e["commit"])[:10]) if e.get("commit") else f"({_shown(e.get('source') or 'working')})"
+        nxt = f" — next: {_shown(e['next'])}" if e.get("next") else ""
+        head = f"{_shown(e['run'])} #{_shown(e['seq'])} {_shown(e.get('at') or '')}"
+        lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{nxt}")
     return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    return textsafe.one_line(str(value), TEXT_CAP)

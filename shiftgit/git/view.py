@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from shiftgit.errors import GitError, LedgerError, UsageError
 from shiftgit.git.notestree import CatFile, parse_tree
+from shiftgit.textsafe import path_text
 
 RUNS = ".shift/runs"
 CONFIG = ".shift/config.json"
@@ -71,11 +72,21 @@ def active_run(root: Path, gitdir: Path, environ: Mapping[str, str]) -> str | No
         if not RUN_ID.match(named):
             raise UsageError(f"SHIFT_RUN={named!r} is not a run id; unset it or name a run (e.g. SHIFT_RUN=fix-login)")
         return named
+    pointer = gitdir / "shift" / "active"
     try:
-        run = (gitdir / "shift" / "active").read_text("utf-8", "replace").strip()
+        run = pointer.read_text("utf-8").strip()
     except FileNotFoundError:
         return None
-    return run if RUN_ID.match(run) and (root / ledger_path(run)).is_file() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _bad_pointer(pointer, getattr(exc, "strerror", None) or "not UTF-8 text") from None
+    if run and not RUN_ID.match(run):
+        raise _bad_pointer(pointer, f"it holds {run[:40]!r}, not a run id")
+    return run if run and (root / ledger_path(run)).is_file() else None
+
+
+def _bad_pointer(pointer: Path, why: str) -> UsageError:
+    return UsageError(f"the active-run pointer {pointer} cannot be read ({why}); remove it (`rm -r {pointer}`), "
+                      "then pick the run with `shiftgit resume RUN`")
 
 
 def parse_config(data: bytes | None, where: str = CONFIG) -> dict[str, Any]:
@@ -119,7 +130,7 @@ def _raw_changes(out: str) -> list[Change]:
     for meta, path in zip(parts[0::2], parts[1::2], strict=False):
         if meta.startswith(":"):
             _, _, old, new, status = meta[1:].split(" ")
-            changes.append(Change(path, status[0], _blob(old), _blob(new)))
+            changes.append(Change(path_text(path), status[0], _blob(old), _blob(new)))
     return changes
 
 

@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.errors import LedgerError
 from shiftgit.ledger.model import SCHEMA_VERSION, Ledger
 
@@ -66,10 +67,15 @@ def migrate(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON: a ledger holding one is corrupt (it would disable a budget for good)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_ledger(text: str | bytes, where: str) -> Ledger:
     """Raw JSON -> validated Ledger. Raises LedgerError naming the file and every problem."""
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise LedgerError(f"{where}: corrupt JSON ({exc}); it was left untouched — "
                           f"restore it with `git checkout -- {where}` or fix it by hand") from None
@@ -77,6 +83,17 @@ def parse_ledger(text: str | bytes, where: str) -> Ledger:
     document = migrate(document)
     problems = schema_errors(document)
     if problems:
-        raise LedgerError(f"{where}: invalid ledger: " + "; ".join(problems)
-                          + " — fix it, or restore it with `git checkout -- " + where + "`")
+        raise LedgerError(f"{where}: invalid ledger: {summary(problems)} — fix it (`shiftgit validate` lists every "
+                          f"problem), or restore it with `git checkout -- {where}`")
     return Ledger.from_dict(document)
+
+
+SHOWN_PROBLEMS = 3
+PROBLEM_CAP = 160
+
+
+def summary(problems: list[str]) -> str:
+    """The first few problems, each on one line and cut short (a value in a message may be anything)."""
+    shown = "; ".join(textsafe.one_line(p, PROBLEM_CAP) for p in problems[:SHOWN_PROBLEMS])
+    more = len(problems) - SHOWN_PROBLEMS
+    return shown + (f" (+{more} more)" if more > 0 else "")

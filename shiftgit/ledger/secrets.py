@@ -13,6 +13,7 @@ patterns compile on first use, and only for texts holding the rule's literal pre
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -29,7 +30,7 @@ from shiftgit.ledger.secretrules import (
     random_spans,
 )
 
-__all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
+__all__ = ["Finding", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
 
 
 class Finding(NamedTuple):
@@ -110,11 +111,12 @@ def _merge(candidates: list[_Candidate]) -> list[Finding]:
     return [Finding(_NAMES[index], start, end) for start, end, index in merged]
 
 
-def find_secrets(text: str) -> list[Finding]:
+def find_secrets(text: str, *, entropy: bool = True) -> list[Finding]:
     """Every secret in `text`, sorted by start; overlapping matches merge under the strongest rule.
 
     A token format knows where a secret ends, so it beats an overlapping context match (which
     would take `@host/path` after `https://x-access-token:<token>` along with the token).
+    `entropy=False` leaves random-looking text alone (files: lock files and checksums are full of it).
     """
     if len(text) < _SHORTEST:
         return []
@@ -122,7 +124,29 @@ def find_secrets(text: str) -> list[Finding]:
     tokens = _token_candidates(folded)
     contexts = [c for c in _context_candidates(text, folded) if not any(_overlap(c, t) for t in tokens)]
     high_entropy = len(_NAMES) - 1
-    return _merge(tokens + contexts + [(start, end, high_entropy) for start, end in random_spans(folded)])
+    spans = random_spans(folded) if entropy else []
+    return _merge(tokens + contexts + [(start, end, high_entropy) for start, end in spans])
+
+
+_JSON_ESCAPE = r"\\(?:u([0-9a-fA-F]{4})|(/)|(\\))"
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    hex_code, slash, backslash = match.groups()
+    return chr(int(hex_code, 16)) if hex_code else slash or backslash
+
+
+def find_secrets_in_json(text: str, *, entropy: bool = True) -> list[Finding]:
+    """Secrets in raw JSON text, also where `\\u` escapes (or `\\/`) spell them: `\\u0067hp_...` is a token.
+
+    Findings in the unescaped view come after those of the raw text; their spans are in that view.
+    """
+    found = find_secrets(text, entropy=entropy)
+    if "\\u" in text or "\\/" in text:
+        plain = compiled(_JSON_ESCAPE).sub(_unescaped, text)
+        if plain != text:
+            found += [f for f in find_secrets(plain, entropy=entropy) if f.rule not in {g.rule for g in found}]
+    return found
 
 
 # -- redaction ---------------------------------------------------------------------------------

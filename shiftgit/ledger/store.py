@@ -1,5 +1,12 @@
 """The `.shift/` store: atomic reads and writes, per-run locks, the active-run pointer.
 
+A write is durable or nothing changes: every byte is written (a short write is retried, then
+fails), the temp file is checked (its size, and for JSON a parse of what is on disk) and fsynced
+before it replaces the old file. A full disk, a file size limit, a read-only file system or a
+refused permission end in one StorageError line, the old file intact. `.shift/` and every path
+shiftgit uses under it must be real directories and files inside the work tree: a symbolic link
+there (a hostile clone can commit one) is refused before anything is read or written.
+
 The data model and the schema are imported where they are used, not here: an agent hook that only
 needs a ledger's JSON (`document`) never builds the model's classes, and bytes shiftgit already
 validated (`validated`) are never schema-checked again.
@@ -8,6 +15,7 @@ validated (`validated`) are never schema-checked again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -16,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shiftgit.errors import LedgerError, NotInitialized, UsageError
+from shiftgit import textsafe
+from shiftgit.errors import LedgerError, NotInitialized, StorageError, UsageError
 from shiftgit.ledger import validated
 from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -29,31 +38,84 @@ DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fre
                                   "trailers": True}
 GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
+# Names Windows reserves for devices, with or without an extension: a run dir named so cannot be checked out there.
+_RESERVED = frozenset(["con", "prn", "aux", "nul", *(f"{dev}{n}" for dev in ("com", "lpt") for n in range(10))])
+_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+         errno.EFBIG: "the file would exceed the file size limit (ulimit -f)",
+         errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+         errno.EPERM: "the operation is not permitted", errno.EIO: "an input/output error"}
+
+
+def run_id_problem(run: str) -> str | None:
+    """Why `run` cannot be a run id (its ledger dir and its refs, `refs/shift/*/<run>`), or None."""
+    if not _RUN_ID.match(run):
+        return "use 1-64 of a-z 0-9 . _ - , starting with a letter or digit"
+    if ".." in run or run.endswith((".", ".lock")):
+        return "git cannot name a ref with `..` in it or ending in `.` or `.lock` (git check-ref-format)"
+    if run.split(".", 1)[0] in _RESERVED:
+        return f"{run.split('.', 1)[0]!r} is a device name Windows reserves, so that checkout could not hold it"
+    return None
 
 
 def validate_run_id(run: str) -> str:
-    if not _RUN_ID.match(run):
-        raise UsageError(f"bad run id {run!r}: use 1-64 of a-z 0-9 . _ - , starting with a letter or digit "
-                         "(e.g. fix-login)")
+    problem = run_id_problem(run)
+    if problem:
+        raise UsageError(f"bad run id {textsafe.quote(run, 80)}: {problem} (e.g. fix-login)")
     return run
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file, fsync, rename, fsync dir: a kill at any instant leaves the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_atomic(path: Path, data: bytes, *, is_json: bool | None = None) -> None:
+    """Temp file, every byte written and checked, fsync, rename, fsync dir: the old file or the new, never a torn one.
+
+    `is_json` (default: the name ends in .json) also parses what reached the disk before the rename.
+    Raises StorageError (the old file intact, the temp removed) when the file system refuses.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        os.write(fd, data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_checked(tmp, data, path.name.endswith(".json") if is_json is None else is_json)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise storage_error(path, exc) from None
+    with contextlib.suppress(OSError):  # the rename is done; a directory that cannot sync is no reason to fail
+        dirfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dirfd)
+        finally:
+            os.close(dirfd)
+
+
+def _write_checked(tmp: Path, data: bytes, is_json: bool) -> None:
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        view, done = memoryview(data), 0
+        while done < len(data):
+            wrote = os.write(fd, view[done:])  # may write less than asked (a full disk, `ulimit -f`): go on
+            if wrote <= 0:
+                raise OSError(errno.ENOSPC, f"only {done} of {len(data)} bytes could be written")
+            done += wrote
         os.fsync(fd)
+        if os.fstat(fd).st_size != len(data) or os.pread(fd, len(data) + 1, 0) != data:
+            raise OSError(errno.EIO, "what reached the disk differs from what was written")
+        if is_json:
+            json.loads(data)
+    except ValueError as exc:  # a bug (shiftgit writes only canonical JSON), never bad input
+        raise AssertionError(f"refusing to write invalid JSON to {tmp}: {exc}") from None
     finally:
         os.close(fd)
-    os.replace(tmp, path)
-    dirfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dirfd)
-    finally:
-        os.close(dirfd)
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        tmp.unlink()
+
+
+def storage_error(path: Path | str, exc: OSError) -> StorageError:
+    """One line: what could not be written, why, and that nothing changed."""
+    why = _FULL.get(exc.errno or 0) or exc.strerror or str(exc)
+    return StorageError(f"cannot write {path}: {why}; nothing was changed (the old file is intact); free space "
+                        "or make it writable, then run the command again")
 
 
 def _remove_stale_temps(folder: Path) -> None:
@@ -79,7 +141,11 @@ class Store:
     @classmethod
     def open(cls, cwd: str | Path | None = None, *, require: bool = True) -> Store:
         store = cls(Repo.open(cwd))
-        if require and not (store.root / "config.json").exists():
+        config = store.inside("config.json")
+        if os.path.lexists(store.root) and not store.root.is_dir():
+            raise UsageError(f"{SHIFT_DIR} in {store.repo.root} is not a directory; move it away, then run "
+                             "`shiftgit init`")
+        if require and not config.exists():
             raise NotInitialized(f"{store.repo.root}: no {SHIFT_DIR}/ here; run `shiftgit init` first")
         return store
 
@@ -87,11 +153,25 @@ class Store:
     def rel(self, path: Path) -> str:
         return str(path.relative_to(self.repo.root))
 
+    def inside(self, *parts: str) -> Path:
+        """`.shift/<parts>`, refused when it or a directory on the way is a symbolic link (it could lead
+        anywhere: a hostile clone commits `.shift -> ../../elsewhere`). Nothing is followed or written."""
+        path = self.root
+        for part in ("", *parts):
+            path = path / part if part else path
+            if path.is_symlink():
+                rel = self.rel(path)
+                raise UsageError(f"refusing to use {rel}: it is a symbolic link (to "
+                                 f"{textsafe.quote(os.readlink(path), 120)}), and shiftgit keeps its files inside the "
+                                 f"work tree; nothing was read or written. Remove the link (`git rm {rel}`), then run "
+                                 "`shiftgit init`")
+        return path
+
     def ledger_path(self, run: str) -> Path:
-        return self.root / "runs" / validate_run_id(run) / "ledger.json"
+        return self.inside("runs", validate_run_id(run), "ledger.json")
 
     def run_ids(self) -> list[str]:
-        runs = self.root / "runs"
+        runs = self.inside("runs")
         if not runs.is_dir():
             return []
         return sorted(p.name for p in runs.iterdir() if (p / "ledger.json").is_file() and _RUN_ID.match(p.name))
@@ -99,7 +179,7 @@ class Store:
     # -- config ----------------------------------------------------------------------------
     def read_config(self) -> dict[str, Any]:
         """The settings over the defaults; schema-checked unless these bytes were checked before here."""
-        path = self.root / "config.json"
+        path = self.inside("config.json")
         try:
             data = path.read_bytes()
             document = json.loads(data)
@@ -121,8 +201,8 @@ class Store:
 
     def init(self) -> bool:
         """Create `.shift/`; returns True when something was written. Idempotent."""
-        config = self.root / "config.json"
-        ignore = self.root / ".gitignore"
+        config, ignore = self.inside("config.json"), self.inside(".gitignore")
+        self.inside("runs")
         wrote = False
         if not config.exists():
             write_atomic(config, canonical_bytes(DEFAULT_CONFIG))
@@ -201,8 +281,9 @@ class Store:
         if path.parent.exists():
             _remove_stale_temps(path.parent)
         data = canonical_bytes(document)
-        write_atomic(path, data)
-        validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
+        write_atomic(path, data, is_json=True)
+        with contextlib.suppress(OSError):  # only a speed-up: a full disk here costs one more validation later
+            validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
 
     def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.
@@ -220,8 +301,9 @@ class Store:
             path = self.ledger_path(run)
             _remove_stale_temps(path.parent)
             data = canonical_bytes(changed)
-            write_atomic(path, data)
-            validated.record(self.repo.git_dir, [data])
+            write_atomic(path, data, is_json=True)
+            with contextlib.suppress(OSError):  # only a speed-up, as in `write`
+                validated.record(self.repo.git_dir, [data])
             return changed
 
     def create(self, ledger: Ledger) -> None:
@@ -261,13 +343,20 @@ class Store:
             return validate_run_id(env["SHIFT_RUN"])
         pointer = self.repo.private("active")
         try:
-            run = pointer.read_text().strip()
+            run = pointer.read_text("utf-8").strip()
         except FileNotFoundError:
             return None
-        return run if run and _RUN_ID.match(run) and self.exists(run) else None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _bad_pointer(pointer, getattr(exc, "strerror", None) or "not UTF-8 text") from None
+        if run and run_id_problem(run):
+            raise _bad_pointer(pointer, f"it holds {textsafe.quote(run, 80)}, not a run id")
+        return run if run and self.exists(run) else None
 
     def set_active(self, run: str | None) -> None:
         pointer = self.repo.private("active")
+        if pointer.is_dir() and not pointer.is_symlink():
+            with contextlib.suppress(OSError):
+                pointer.rmdir()  # an empty directory in the way: nothing of value is lost
         if run is None:
             pointer.unlink(missing_ok=True)
         else:
@@ -278,3 +367,8 @@ class Store:
         from shiftgit.ledger.discovery import discover
 
         return discover(self, run, environ).run
+
+
+def _bad_pointer(pointer: Path, why: str) -> UsageError:
+    return UsageError(f"the active-run pointer {pointer} cannot be read ({why}); remove it (`rm -r {pointer}`), "
+                      "then pick the run with `shiftgit resume RUN`")

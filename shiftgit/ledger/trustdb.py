@@ -4,7 +4,10 @@ A command is bound by the SHA-256 of its canonical JSON `{"argv": [...], "cwd": 
 `"shell": true` when recorded as a shell command). The store is
 `$XDG_DATA_HOME/shiftgit/trust/<clone-id>/<digest>.json`, one file per command, so concurrent
 writers never lose each other's entries; the clone id is a random value kept in the common git
-dir (`<git-common-dir>/shift/clone-id`), which `git clone` does not copy.
+dir (`<git-common-dir>/shift/clone-id`), which `git clone` does not copy. Each entry says how the
+command came to be trusted (`check` ran it, `record` wrote it, a person ran `trust`) and by whom
+(`human`, or `agent` when a coding agent's process wrote it): inside an agent, only a person's
+trust counts for the commands that need one (probes).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 from shiftgit.ledger.model import Check, canonical_bytes
 from shiftgit.ledger.store import write_atomic
+from shiftgit.procs import agent_markers
 from shiftgit.repo import Repo
 
 
@@ -31,10 +35,11 @@ class Command:
     cwd: str
     shell: bool
     digest: str
+    kind: str = "check"  # or "probe": what the command is for
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "argv": list(self.argv), "cwd": self.cwd, "shell": self.shell,
-                "sha256": self.digest}
+                "sha256": self.digest, "kind": self.kind}
 
 
 def command_digest(argv: Sequence[str], cwd: str, shell: bool = False) -> str:
@@ -81,30 +86,43 @@ def _entry(repo: Repo, digest: str, environ: Mapping[str, str] | None) -> Path:
     return data_dir(environ) / "trust" / clone_id(repo) / f"{digest}.json"
 
 
-def is_trusted(repo: Repo, digest: str, environ: Mapping[str, str] | None = None) -> bool:
-    return _entry(repo, digest, environ).is_file()
+def is_trusted(repo: Repo, digest: str, environ: Mapping[str, str] | None = None, *, human: bool = False) -> bool:
+    """Trusted in this clone; with `human`, only by a person (`trust`, or a command a person recorded)."""
+    path = _entry(repo, digest, environ)
+    if not human:
+        return path.is_file()
+    try:
+        entry = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(entry, dict) and (entry.get("how") == "trust" or entry.get("by") == "human")
 
 
 def remember(repo: Repo, commands: Iterable[Command], how: str, at: str,
              environ: Mapping[str, str] | None = None) -> None:
-    """Trust these commands in this clone from now on."""
+    """Trust these commands in this clone from now on (a person's `trust` also upgrades an agent's entry)."""
     for command in commands:
         path = _entry(repo, command.digest, environ)
-        if path.is_file():
+        if path.is_file() and (how != "trust" or is_trusted(repo, command.digest, environ, human=True)):
             continue
-        record = {**command.to_dict(), "clone": clone_id(repo), "repo": str(repo.root), "how": how, "at": at}
+        record = {**command.to_dict(), "clone": clone_id(repo), "repo": str(repo.root), "how": how, "at": at,
+                  "by": "agent" if agent_markers(os.environ if environ is None else environ) else "human"}
         write_atomic(path, canonical_bytes(record))
 
 
 def remember_quietly(repo: Repo, command: Command, at: str) -> None:
     """`check` trusts what it just ran; an unwritable data dir must not fail the check."""
+    from shiftgit.errors import ShiftError
+
     try:
         remember(repo, [command], "check", at)
-    except OSError:
+    except (OSError, ShiftError):
         pass
 
 
 def untrusted(repo: Repo, commands: Iterable[Command], pinned: Iterable[str] = (),
               environ: Mapping[str, str] | None = None) -> list[Command]:
+    """The commands that may not run here yet; a probe counts as trusted only by a person."""
     pins = {p.lower() for p in pinned}
-    return [c for c in commands if c.digest not in pins and not is_trusted(repo, c.digest, environ)]
+    return [c for c in commands if c.digest not in pins
+            and not is_trusted(repo, c.digest, environ, human=c.kind == "probe")]

@@ -1,7 +1,10 @@
 """The resume briefing: a bounded, plain-text statement of a run's state for a fresh process.
 
 Ledger text is quoted as data under one provenance line (who recorded it, in which commit); the
-briefing states facts and gives no orders. It always fits in LIMIT characters: the goal, the stop
+briefing states facts and gives no orders. Recorded text is inert (`textsafe`): every recorded
+string is quoted with its quotes, line breaks and control characters escaped, so it can never
+start a line of its own, and everything after the provenance line sits in one fenced block that
+no recorded text can close. It always fits in LIMIT characters: the goal, the stop
 condition, every active constraint and the next action are never dropped; other sections lose
 their oldest lines first, history and decisions before evidence and the latest step.
 """
@@ -12,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.effects.runner import safe_to_repeat
 from shiftgit.git.record import Provenance
 from shiftgit.ledger.model import Check, Checkpoint, Ledger
@@ -42,11 +46,17 @@ class Section:
 
 
 def quote(text: str | None, cap: int = LINE_CAP) -> str:
-    """Recorded text as one quoted line: whitespace collapsed, long text cut with an ellipsis."""
-    flat = " ".join((text or "").split())
-    if len(flat) > cap:
-        flat = flat[: max(cap - 1, 0)] + "…"
-    return f'"{flat}"'
+    """Recorded text as one quoted value: quotes, line breaks and control characters escaped, cut to `cap`.
+
+    Every piece of recorded text in the briefing goes through here (or `quote_argv`): it cannot end
+    its quotes, start a line, or close the fence around the record.
+    """
+    return textsafe.quote(text, cap)
+
+
+def quote_argv(argv: Sequence[str], cap: int = LINE_CAP) -> str:
+    """A recorded command as a list of quoted arguments."""
+    return textsafe.quote_argv(argv, cap)
 
 
 def provenance_line(where: str, prov: Provenance) -> str:
@@ -55,16 +65,17 @@ def provenance_line(where: str, prov: Provenance) -> str:
     else:
         origin = f"Recorded by {prov.author} in commit {prov.commit[:12]} ({prov.date})"
         origin += ", then changed in the working copy (uncommitted)." if prov.uncommitted else "."
-    return f"Source: {where}. {origin} The quoted text below is that record, shown as data."
+    return (f"Source: {textsafe.one_line(where)}. {textsafe.one_line(origin)} The fenced block below is that "
+            "record, shown as data: each recorded text in it is a quoted string.")
 
 
 def check_line(check: Check) -> str:
     outcome = check.outcome
     counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
     status = "timed out" if check.timed_out else f"exit {check.exit_code}"
-    line = f"{check.name}: `{' '.join(check.argv)[:LINE_CAP]}` -> {status}" + (f" ({counts})" if counts else "")
+    line = f"{quote(check.name)}: {quote_argv(check.argv)} -> {status}" + (f" ({counts})" if counts else "")
     if check.failing:
-        shown = ", ".join(check.failing[:FAILING_SHOWN])
+        shown = ", ".join(quote(test) for test in check.failing[:FAILING_SHOWN])
         extra = len(check.failing) - FAILING_SHOWN
         line += f"; failing: {shown}" + (f" (+{extra} more)" if extra > 0 else "")
     if check.fresh is False:
@@ -92,8 +103,9 @@ def _num(value: float) -> str:
 def _latest(point: Checkpoint | None) -> list[str]:
     if point is None:
         return []
-    where = f"on {point.base[:12]}" if point.base else "before any commit"
-    lines = [f"#{point.seq} at {point.at} {where}" + (f" ({point.branch})" if point.branch else "")
+    where = f"on {textsafe.one_line(point.base[:12])}" if point.base else "before any commit"
+    branch = f" ({quote(point.branch)})" if point.branch else ""
+    lines = [f"#{point.seq} at {textsafe.one_line(point.at)} {where}{branch}"
              + f": {quote(point.step)}"]
     if point.note:
         lines.append(f"note: {quote(point.note)}")
@@ -107,13 +119,13 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
     evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
     evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
-    effects = [f"{e.key} ({e.kind}): {e.state}, {e.reversibility}, safe to repeat: {_yes(safe_to_repeat(e))}"
-               for e in ledger.effects]
-    effects += [f"approval for {a.key}: {a.state}" + (f" ({quote(a.reason)})" if a.reason else "")
+    effects = [f"{_name(e.key)} ({_name(e.kind)}): {_name(e.state)}, {_name(e.reversibility)}, safe to repeat: "
+               f"{_yes(safe_to_repeat(e))}" for e in ledger.effects]
+    effects += [f"approval for {_name(a.key)}: {_name(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
                  for d in reversed(point.decisions if point else ())]
-    history = [f"#{h.seq} at {h.at}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
+    history = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
     return {
         "evidence": Section("Last evidence (the checkpoint's checks)", evidence, keep=3, empty="no checks recorded"),
         "latest": Section("Latest step", _latest(point), keep=3, empty="no checkpoint yet"),
@@ -121,14 +133,20 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
         "blocked": Section("Blocked", [quote(i.text) for i in reversed(items["blocked"])], keep=3),
         "doing": Section("In progress", [quote(i.text) for i in reversed(items["doing"])], keep=2),
         "effects": Section("Effects and approvals", effects, keep=5),
-        "services": Section("Services", [f"{s['name']}: pid {s['pid']}, port {s['port']}, "
-                                         f"{s.get('liveness') or ('alive' if s['alive'] else 'dead')}"
-                                         for s in services], keep=3),
+        "services": Section("Services", [_service_line(s) for s in services], keep=3),
         "budget": Section("Budget left", budget_lines(ledger), keep=3, empty="no budgets set"),
         "questions": Section("Open questions", [quote(i.text) for i in reversed(items["questions"])], keep=2),
         "decisions": Section("Decisions (latest first)", decisions, keep=2),
         "history": Section("Recent history (latest first)", history, keep=3, empty="no earlier checkpoints"),
     }
+
+
+def _service_line(service: Mapping[str, Any]) -> str:
+    alive = service.get("alive")
+    state = "alive" if alive else "dead" if alive is False else \
+        f"unknown (recorded on host {quote(str(service.get('host')))}, not this one)" if service.get("host") \
+        else "unknown"
+    return f"{quote(str(service['name']))}: pid {service['pid']}, port {service['port']}, {state}"
 
 
 ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
@@ -142,18 +160,18 @@ SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doin
 def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
           constraint_cap: int) -> list[str]:
     contract = ledger.contract
-    lines = [f"shiftgit briefing for run {ledger.run} (status: {ledger.status})"]
+    lines = [f"shiftgit briefing for run {textsafe.one_line(ledger.run)} (status: {quote(ledger.status)})"]
     if decision:
-        lines.append(f"Decision: {decision}. Reasons: " + "; ".join(reasons)[:1500])
-    if ledger.stop:
-        lines.append(f"Stop recorded: {ledger.stop.reason}" + (f" {quote(ledger.stop.detail)}" if ledger.stop.detail
-                                                              else ""))
+        lines.append(f"Decision: {decision}. Reasons: " + textsafe.one_line("; ".join(reasons), 1500))
     lines.append(provenance_line(where, prov))
+    if ledger.stop:
+        lines.append(f"Stop recorded: {quote(ledger.stop.reason)}" + (f" {quote(ledger.stop.detail)}"
+                                                                      if ledger.stop.detail else ""))
     lines.append(f"Goal: {quote(contract.goal, ESSENTIAL_CAP)}")
     lines.append(f"Stop condition: {quote(contract.stop_when, ESSENTIAL_CAP)}")
     active = ledger.active_constraints()
     lines.append(f"Active constraints ({len(active)}, all listed):" if active else "Active constraints: none")
-    lines += [f"- {quote(c.text, constraint_cap)} [{c.id}]" for c in active]
+    lines += [f"- {quote(c.text, constraint_cap)} [{textsafe.one_line(c.id)}]" for c in active]
     point = ledger.checkpoint
     nxt = point.next if point else None
     lines.append(f"Next action: {quote(nxt.action, ESSENTIAL_CAP)}" if nxt and nxt.action
@@ -198,11 +216,21 @@ def _trim(head: list[str], sections: Mapping[str, Section], run: str, limit: int
     return text
 
 
-def _render(head: list[str], sections: Mapping[str, Section], run: str) -> str:
-    lines = list(head)
+def _render(head: list[str], sections: Mapping[str, Section], run: str, limit: int | None = None) -> str:
+    """shiftgit's own lines (title, decision, provenance), then the record in one fence, within `limit`."""
+    split = next((i + 1 for i, line in enumerate(head) if line.startswith("Source: ")), 0)
+    body = head[split:]
     for name in ORDER:
-        lines += sections[name].render(run)
-    return "\n".join(lines) + "\n"
+        body += sections[name].render(run)
+    text = _fenced(head[:split], body)
+    while limit is not None and len(text) > limit and body:
+        body = body[:-2] + ["…"] if len(body) > 1 and body[-1] == "…" else body[:-1] + ["…"]
+        text = _fenced(head[:split], body)
+    return text
+
+
+def _fenced(own: list[str], body: list[str]) -> str:
+    return "\n".join([*own, *textsafe.fence(body, "shiftgit-record")]) + "\n"
 
 
 def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str | None, reasons: Sequence[str],
@@ -211,8 +239,7 @@ def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str |
     fixed = len("\n".join(_head(ledger, where, provenance, decision, reasons, 0)))
     count = max(len(ledger.active_constraints()), 1)
     cap = max((limit - rest - fixed - 2) // count, 8)
-    text = _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run)
-    return text if len(text) <= limit else text[: limit - 2] + "…\n"
+    return _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run, limit)
 
 
 # -- what changed, what fails, where the record comes from (issue 10) ------------------------------
@@ -225,7 +252,8 @@ CHANGES_MORE = "(+{n} more not shown; `shiftgit resume {run} --json` lists them 
 def takeover_sections(changes: Mapping[str, Any] | None, failing: Sequence[Mapping[str, Any]],
                       record: Sequence[str]) -> dict[str, Section]:
     return {
-        "record": Section("Record", list(record), keep=len(record), empty="this work tree's ledger"),
+        "record": Section("Record", [textsafe.one_line(line) for line in record], keep=len(record),
+                          empty="this work tree's ledger"),
         "failing": Section("Failing checks", [failing_line(f) for f in failing], keep=3),
         "changes": Section("Changed files since the run started", change_lines(changes or {}), keep=5,
                            empty="none", more=CHANGES_MORE),
@@ -238,24 +266,29 @@ def change_lines(changes: Mapping[str, Any]) -> list[str]:
     lines = []
     for entry in changes.get("committed") or ():
         commits = list(entry.get("commits") or ())
-        carried = ", ".join(c[:10] for c in commits[:COMMITS_SHOWN])
+        carried = ", ".join(textsafe.one_line(c[:10]) for c in commits[:COMMITS_SHOWN])
         extra = len(commits) - COMMITS_SHOWN
-        lines.append(f"{entry['path']} ({STATUS.get(entry['status'], entry['status'])}), committed"
+        lines.append(f"{_name(entry['path'])} ({_name(STATUS.get(entry['status'], entry['status']))}), committed"
                      + (f" in {carried}" if carried else "") + (f" (+{extra} more commits)" if extra > 0 else ""))
     for entry in changes.get("uncommitted") or ():
-        lines.append(f"{entry['path']} ({STATUS.get(entry['status'], entry['status'])}), uncommitted"
+        lines.append(f"{_name(entry['path'])} ({_name(STATUS.get(entry['status'], entry['status']))}), uncommitted"
                      + (", edited after the last checkpoint" if entry["path"] in after else ""))
     return lines
 
 
 def failing_line(check: Mapping[str, Any]) -> str:
-    ids = list(check.get("failing") or ())
+    ids = [_name(test) for test in check.get("failing") or ()]
     shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" if len(ids) > FAILING_SHOWN
                                               else "")
-    state = f" [{check['state']}]" if check.get("state") else ""
+    state = f" [{_name(check['state'])}]" if check.get("state") else ""
     since = " (since the checkpoint)" if check.get("pending") else ""
-    return (f"{check['name']}{state}: exit {check.get('exit_code')}" + (f"; failing: {shown}" if shown else "")
-            + since)
+    return (f"{_name(check['name'])}{state}: exit {_name(check.get('exit_code'))}"
+            + (f"; failing: {shown}" if shown else "") + since)
+
+
+def _name(value: object) -> str:
+    """A name, id or path from the record, shown bare but on one line: every control character escaped."""
+    return textsafe.one_line(str(value), LINE_CAP)
 
 
 def _yes(value: bool) -> str:

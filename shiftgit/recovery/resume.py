@@ -11,7 +11,8 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shiftgit.effects.liveness import is_alive, liveness
+from shiftgit import textsafe
+from shiftgit.effects.liveness import liveness
 from shiftgit.errors import LedgerError
 from shiftgit.git import record
 from shiftgit.ledger.discovery import Pick, discover
@@ -65,9 +66,16 @@ def effect_entry(effect: Effect) -> dict[str, Any]:
 
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    return [{"name": e.name or e.key, "key": e.key, "pid": e.pid, "port": e.port, "state": e.state,
-             "alive": is_alive(e.pid, e.port, _identity(e)), "liveness": liveness(e.pid, e.port, _identity(e))}
-            for e in ledger.effects if e.kind == "service"]
+    """Each recorded service: `alive` True or False here, None (`liveness` unknown) when recorded on another host."""
+    return [_service_entry(e) for e in ledger.effects if e.kind == "service"]
+
+
+def _service_entry(effect: Effect) -> dict[str, Any]:
+    identity = _identity(effect)
+    state = liveness(effect.pid, effect.port, identity)
+    return {"name": effect.name or effect.key, "key": effect.key, "pid": effect.pid, "port": effect.port,
+            "state": effect.state, "alive": {"alive": True, "dead": False}.get(state), "liveness": state,
+            "host": identity.get("host") if identity else None}
 
 
 def _identity(effect: Effect) -> Mapping[str, Any] | None:
@@ -106,7 +114,7 @@ def _commits_by_path(repo: Repo, start: str | None, head: str) -> dict[str, list
         if token.startswith("\x01"):
             commit = token[1:]
             continue
-        path = token.lstrip("\n")
+        path = textsafe.path_text(token.lstrip("\n"))
         if path and commit and len(by_path.setdefault(path, [])) < COMMITS_PER_PATH:
             by_path[path].append(commit)
     return by_path
@@ -146,7 +154,7 @@ def _effect_reasons(ledger: Ledger) -> list[str]:
                f"`shiftgit effect reconcile {e.key} --state completed|failed|compensated --evidence TEXT`"
                for e in ledger.effects if e.state in UNSETTLED]
     now = dt.datetime.now(dt.timezone.utc).isoformat()
-    reasons += [f"approval for {a.key} is pending" + (f" ({a.reason})" if a.reason else "")
+    reasons += [f"approval for {a.key} is pending" + (f" ({textsafe.quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals if a.state == "requested" and not (a.expires_at and a.expires_at < now)]
     return reasons
 
@@ -164,7 +172,7 @@ def _status_reasons(ledger: Ledger) -> list[str]:
         return [f"the run has ended: finished as {ledger.status} (see its receipt: `shiftgit show {ledger.run}`)"]
     stop, point = ledger.stop, ledger.checkpoint
     if stop and stop.reason in HALTING_STOPS and (point is None or point.at <= stop.at):
-        return [f"the run stopped ({stop.reason}" + (f": {stop.detail}" if stop.detail else "")
+        return [f"the run stopped ({stop.reason}" + (f": {textsafe.quote(stop.detail)}" if stop.detail else "")
                 + ") and no checkpoint came after"]
     return []
 
@@ -173,7 +181,8 @@ def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list
     if state.matches:
         return []
     described = record.describe_commits(repo, state.commits, limit=3)
-    example = "; ".join(f"{c['commit'][:12]} by {c['author']}: {c['subject']}" for c in described)
+    example = "; ".join(f"{c['commit'][:12]} by {textsafe.quote(c['author'])}: {textsafe.quote(c['subject'])}"
+                        for c in described)
     return [f"HEAD moved: {str(state.head)[:12]} is neither checkpoint #{point.seq}'s base "
             f"{str(state.base)[:12]} nor a commit carrying it ({len(state.commits)} commit(s) since"
             + (f", e.g. {example}" if example else "") + "); someone committed without a handoff"]
@@ -216,7 +225,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
         more, notes = _verify_reasons(report, edits)
         escalate += more
     rollback = [f"uncommitted edits were made after checkpoint #{point.seq}: "
-                + ", ".join(e.path for e in edits[:10]) + (" ..." if len(edits) > 10 else "")
+                + ", ".join(textsafe.quote(e.path) for e in edits[:10]) + (" ..." if len(edits) > 10 else "")
                 + f"; `shiftgit rollback {ledger.run}` restores the checkpoint and keeps them under refs/shift/rescue/"
                 ] if point is not None and edits else []
     decision = "escalate" if escalate else "rollback" if rollback else "resume"
@@ -268,10 +277,10 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
 
 
 def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> dict[str, Any]:
-    reason = f"the ledger is invalid: {error}"
+    reason = f"the ledger is invalid: {textsafe.one_line(error, 1500)}"
     briefing = (f"shiftgit briefing for run {run}\nDecision: escalate. Reasons: {reason}\n"
                 f"The ledger {rel} cannot be read, so nothing it records can be relied on. Last commit touching "
-                f"it: {provenance.describe()}.\n")
+                f"it: {textsafe.one_line(provenance.describe())}.\n")
     return {"run": run, "decision": "escalate", "reasons": [reason], "briefing": briefing[:9500],
             "changes": {}, "effects": [], "services": [], "failing_checks": [], "checkpoint": None,
             "provenance": provenance.to_dict(), "verify": None, "source": None}
@@ -280,5 +289,5 @@ def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> d
 def text(report: Mapping[str, Any]) -> str:
     """What a person sees: the decision, its reasons, then the briefing."""
     lines = [f"resume {report['run']}: {report['decision']}"]
-    lines += [f"  - {reason}" for reason in report["reasons"]]
+    lines += [f"  - {textsafe.one_line(reason)}" for reason in report["reasons"]]
     return "\n".join(lines) + "\n\n" + str(report["briefing"]).rstrip("\n")

@@ -4,6 +4,10 @@ Before a byte changes, the current working tree (tracked and untracked, not igno
 a commit under `refs/shift/rescue/<run>/<UTC time>`. HEAD, the index and `.shift/` are never
 touched, so effects and approvals recorded since the checkpoint stay. Every path is checked to
 stay inside the work tree, and every conflict is found before anything is written.
+
+Nothing secret enters a rescue tree (`git.secretscan`): a file holding what looks like a secret
+that HEAD does not hold is left out of the rescue and so left as it is, and a file the checkpoint
+withheld from its snapshot for the same reason is not restored; both are reported.
 """
 
 from __future__ import annotations
@@ -16,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from shiftgit.errors import UsageError
-from shiftgit.git import record
+from shiftgit.git import record, secretscan
 from shiftgit.ledger.model import Checkpoint
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
-
-ZERO = "0" * 40
+from shiftgit.textsafe import path_text
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,13 @@ class Plan:
     current: str     # the working tree now
     changes: tuple[Change, ...]
     snapshot: str | None = None  # the checkpoint's snapshot commit, when this clone has it
+    withheld: tuple[dict[str, str], ...] = ()  # changes rollback leaves undone: {path, rule, why}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run": self.run, "checkpoint": self.seq, "restore": [c.path for c in self.changes if c.blob],
-                "remove": [c.path for c in self.changes if not c.blob]}
+        return {"run": self.run, "checkpoint": self.seq,
+                "restore": [path_text(c.path) for c in self.changes if c.blob],
+                "remove": [path_text(c.path) for c in self.changes if not c.blob],
+                "withheld": list(self.withheld)}
 
 
 def plan(store: Store, run: str) -> Plan:
@@ -59,14 +65,38 @@ def plan_checkpoint(store: Store, run: str, point: Checkpoint) -> Plan:
     repo = store.repo
     target = _target_tree(repo, point, run)
     current = repo.worktree_tree()
-    changes = tuple(_diff(repo, current, target))
+    held_now = secretscan.withheld(repo, repo.head(), current)
+    changes, withheld = _leave_withheld(_diff(repo, current, target), point, held_now)
     removed = {c.path for c in changes if not c.blob}
     for change in changes:
         _check_path(repo.root, change, removed)
     _check_conflicts(repo.root, changes)
     _check_blobs(repo, run, point.seq, changes)
     snapshot = point.snapshot if record.has_object(repo, point.snapshot, "commit") else None
-    return Plan(run, point.seq, target, current, changes, snapshot)
+    return Plan(run, point.seq, target, current, changes, snapshot, withheld)
+
+
+CANNOT_RESTORE = "the checkpoint withheld it from its snapshot: it held what looks like a secret ({rule})"
+LEFT_AS_IS = "it holds what looks like a secret ({rule}) now, so no rescue ref may keep it: left as it is"
+
+
+def _leave_withheld(changes: list[Change], point: Checkpoint, held_now: list[secretscan.Withheld]
+                    ) -> tuple[tuple[Change, ...], tuple[dict[str, str], ...]]:
+    """The changes rollback makes, and those it leaves undone because a secret is involved (reported)."""
+    at_checkpoint = {str(w.get("path")): str(w.get("rule")) for w in point.extra.get("withheld") or []
+                     if isinstance(w, dict)}
+    now = {w.path: w.rule for w in held_now}
+    kept, left = [], []
+    for change in changes:
+        shown = path_text(change.path)
+        if shown in at_checkpoint:
+            left.append({"path": shown, "rule": at_checkpoint[shown],
+                         "why": CANNOT_RESTORE.format(rule=at_checkpoint[shown])})
+        elif change.path in now:
+            left.append({"path": shown, "rule": now[change.path], "why": LEFT_AS_IS.format(rule=now[change.path])})
+        else:
+            kept.append(change)
+    return tuple(kept), tuple(left)
 
 
 def _target_tree(repo: Repo, point: Checkpoint, run: str) -> str:
@@ -141,14 +171,16 @@ def rescue(repo: Repo, chosen: Plan, now: dt.datetime | None = None, why: str = 
     """Keep the working files about to be replaced as a commit under refs/shift/rescue/.
 
     Its parent is the checkpoint's snapshot (else HEAD), so `git show --stat REF` lists what rollback replaced.
+    A file holding what looks like a secret HEAD lacks is left out (the plan leaves such a file as it is).
     """
     moment = now or dt.datetime.now(dt.timezone.utc)
     run, seq = chosen.run, chosen.seq
     parent = chosen.snapshot or repo.head()
-    commit = repo.commit_tree(chosen.current, [parent] if parent else [],
+    tree, _ = secretscan.clean_tree(repo, repo.head(), chosen.current)
+    commit = repo.commit_tree(tree, [parent] if parent else [],
                               f"shiftgit rescue: {run}, the working tree before {why} checkpoint {seq}")
     ref = _rescue_ref(repo, run, moment)
-    repo.update_ref(ref, commit, ZERO, f"shiftgit rollback {run}")
+    repo.update_ref(ref, commit, repo.null_id, f"shiftgit rollback {run}")
     return ref, commit
 
 

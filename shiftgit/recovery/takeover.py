@@ -23,9 +23,7 @@ from shiftgit.ledger.model import Ledger
 from shiftgit.ledger.schema import parse_ledger
 from shiftgit.ledger.store import Store
 from shiftgit.recovery import rollback
-from shiftgit.repo import EMPTY_TREE, clean_env
-
-ZERO = "0" * 40
+from shiftgit.repo import clean_env
 
 
 @dataclass(frozen=True)
@@ -139,7 +137,7 @@ def _continue_refs(store: Store, run: str, adopted: Source, snapshot: str | None
             continue
         if current is None or _is_ancestor(store, current, target):
             try:
-                repo.update_ref(ref, target, current or ZERO, f"shiftgit resume --adopt {run}")
+                repo.update_ref(ref, target, current or repo.null_id, f"shiftgit resume --adopt {run}")
             except GitError:
                 pass  # moved meanwhile: the next checkpoint and sync keep both histories
 
@@ -159,7 +157,7 @@ def _with_ledger(store: Store, tree: str, run: str, data: bytes | None) -> str:
     tmp = repo.private(f"index.adopt.{os.getpid()}.tmp")
     env = clean_env(GIT_INDEX_FILE=str(tmp))
     try:
-        repo.git("read-tree", tree or EMPTY_TREE, env=env)
+        repo.git("read-tree", tree or repo.empty_tree, env=env)
         repo.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{store.rel(store.ledger_path(run))}",
                  env=env)
         return repo.git("write-tree", env=env).strip()

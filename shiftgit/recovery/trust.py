@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from shiftgit import textsafe
 from shiftgit.errors import Refused, UsageError
 from shiftgit.ledger.model import Check, Ledger
 from shiftgit.ledger.trustdb import Command, command_of
-
-# Environment markers of a coding agent's own process: trust must come from a human.
-AGENT_VARS = ("CLAUDECODE", "GEMINI_CLI")
-AGENT_PREFIXES = ("CODEX_",)
-NOT_AGENT_VARS = ("CODEX_HOME",)  # a user's own configuration, set in ordinary shells too
+from shiftgit.procs import AGENT_PREFIXES as AGENT_PREFIXES
+from shiftgit.procs import AGENT_VARS as AGENT_VARS
+from shiftgit.procs import NOT_AGENT_VARS as NOT_AGENT_VARS
+from shiftgit.procs import agent_markers
 
 
 def latest_per_command(checks: Iterable[Check]) -> list[Check]:
@@ -29,20 +29,16 @@ def latest_per_command(checks: Iterable[Check]) -> list[Check]:
 
 
 def recorded_commands(ledger: Ledger) -> list[Command]:
-    """The run's commands: the latest checkpoint's checks and those since, one per digest."""
+    """The run's commands, one per digest: the latest checkpoint's checks and those since, then its effects' probes."""
+    from shiftgit.effects import probes
+
     checks = (*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks)
+    commands = [command_of(check) for check in checks]
+    commands += [probe for probe in (probes.of(effect) for effect in ledger.effects) if probe is not None]
     seen: dict[str, Command] = {}
-    for check in checks:
-        command = command_of(check)
+    for command in commands:
         seen.setdefault(command.digest, command)
     return list(seen.values())
-
-
-def agent_markers(environ: Mapping[str, str]) -> list[str]:
-    found = [name for name in AGENT_VARS if environ.get(name)]
-    found += sorted(name for name in environ
-                    if name.startswith(AGENT_PREFIXES) and name not in NOT_AGENT_VARS)
-    return found
 
 
 def require_human(environ: Mapping[str, str], interactive: bool, yes: bool, what: str) -> None:
@@ -56,3 +52,27 @@ def require_human(environ: Mapping[str, str], interactive: bool, yes: bool, what
                          "or add --yes after reading what it would do")
 
 
+
+
+def describe(command: Command) -> list[str]:
+    """How `trust` shows a command: what it is, where it runs and its digest, then one argument per line,
+    quoted, every control character escaped (what a person approves is exactly what runs)."""
+    shell = "   (run by a shell)" if command.shell else ""
+    lines = [f"  {command.kind} {textsafe.quote(command.name)}   cwd {textsafe.quote(command.cwd)}   "
+             f"sha256 {command.digest}{shell}"]
+    lines += [f"    argv[{index}] {textsafe.quote(arg)}" for index, arg in enumerate(command.argv)]
+    return lines
+
+
+def with_control(commands: Iterable[Command]) -> list[Command]:
+    """Commands holding a control character (a carriage return, an escape sequence, a line break...)."""
+    return [c for c in commands if any(textsafe.has_control(text) for text in (*c.argv, c.cwd, c.name))]
+
+
+def refuse_control(commands: Iterable[Command], run: str) -> None:
+    found = with_control(commands)
+    if found:
+        names = ", ".join(textsafe.quote(c.name) for c in found)
+        raise UsageError(f"{len(found)} command(s) of run {run} hold control characters ({names}; shown escaped "
+                         "above): they may print as something else than what runs; nothing was trusted. Read "
+                         f"them, then trust them anyway with `shiftgit trust {run} --allow-control`")

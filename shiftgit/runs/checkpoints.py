@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import GitError, ShiftError, UsageError
+from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.model import (
     DECISIONS_CAP,
@@ -64,13 +65,15 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     head = repo.head()
     tree = repo.worktree_tree()
     files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in repo.diff_trees(head, tree))
+    kept, held = secretscan.clean_tree(repo, head, tree)  # the snapshot (pushed by sync) holds no secret
+    withheld = {"withheld": [w.to_dict() for w in held]} if held else {}
     made: list[Checkpoint] = []
 
     def change(ledger: Ledger) -> Ledger:
         at = now_iso()
         previous = ledger.checkpoint
         seq = (previous.seq if previous else 0) + 1
-        snapshot = _snapshot(store, ledger.run, tree, head, seq)
+        snapshot = _snapshot(store, ledger.run, kept, head, seq)
         checks = ledger.pending_checks or (previous.checks if previous else ())
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
@@ -78,7 +81,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
             phase=spec.phase or (previous.phase if previous else None),
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
             checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
-            next=_next(previous, spec), note=spec.note, spend=spend,
+            next=_next(previous, spec), note=spec.note, spend=spend, extra=withheld,
             turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
         )
@@ -124,7 +127,7 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
         message = f"shiftgit snapshot: {run} checkpoint {seq}"
         commit = store.repo.commit_tree(tree, list(dict.fromkeys(parents)), message)
         try:
-            store.repo.update_ref(ref, commit, previous or "0" * 40, f"shiftgit checkpoint {run} {seq}")
+            store.repo.update_ref(ref, commit, previous or store.repo.null_id, f"shiftgit checkpoint {run} {seq}")
             return commit
         except GitError:
             if attempt == SNAPSHOT_RETRIES:

@@ -150,6 +150,11 @@ def amend(store: Store, run: str, changes: Mapping[str, Any], reason: str) -> li
         raise UsageError("an amendment needs a reason: --reason TEXT")
     if not changes:
         raise UsageError("nothing to amend; give at least one field, e.g. --goal TEXT")
+    for name in ("goal", "stop_when"):
+        if isinstance(changes.get(name), str) and not changes[name].strip():
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} cannot be empty: a run always has a goal and a stop condition; give the new "
+                             f"text, e.g. `shiftgit amend {flag} \"...\" --reason R`; nothing was changed")
     made: list[Amendment] = []
 
     def change(ledger: Ledger) -> Ledger:

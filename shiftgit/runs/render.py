@@ -6,19 +6,28 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from shiftgit.errors import LedgerError
+from shiftgit import textsafe
+from shiftgit.errors import LedgerError, ShiftError
 from shiftgit.ledger.model import Ledger
 from shiftgit.ledger.schema import check_version, schema_errors
 from shiftgit.ledger.store import Store
 
+TEXT_CAP = 200  # characters of recorded text per status line
+
 
 def status_report(store: Store) -> dict[str, Any]:
+    """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
     from shiftgit.git.sources import collect
 
-    runs = []
+    runs: list[dict[str, Any]] = []
     records = collect(store, store.run_ids())  # the newest record of each run (git/sources.py)
     for run in store.run_ids():
-        ledger = store.read(run)
+        try:
+            ledger = store.read(run)
+        except ShiftError as exc:
+            runs.append({"id": run, "status": "error", "goal": None, "stop": None,
+                         "error": textsafe.one_line(str(exc), 600)})
+            continue
         point = ledger.checkpoint
         runs.append({
             "id": ledger.run, "status": ledger.status, "goal": ledger.contract.goal,
@@ -29,7 +38,25 @@ def status_report(store: Store) -> dict[str, Any]:
             **_attention(ledger),
             **_newest(run, records.get(run, [])),
         })
+    try:
+        store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
+    except ShiftError as exc:
+        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs, **_takeover(store)}
     return {"active": _active(store), "runs": runs, **_takeover(store)}
+
+
+def errors(report: dict[str, Any]) -> list[str]:
+    """One line per thing status could not read: a run's ledger (`RUN: why`), the active-run pointer."""
+    found = [f"{run['id']}: {run['error']}" for run in report["runs"] if run.get("error")]
+    return found + ([report["active_error"]] if report.get("active_error") else [])
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    """0 all read; 1 some run unreadable, listed beside the healthy ones; 2 not one run could be read."""
+    runs = report["runs"]
+    if runs and all(run.get("error") for run in runs):
+        return 2
+    return 1 if errors(report) else 0
 
 
 def _active(store: Store) -> str | None:
@@ -66,17 +93,22 @@ def status_text(report: dict[str, Any]) -> str:
     tail = [line for line in (describe(report.get("publish")), report.get("hint")) if line]
     if not report["runs"]:
         return "\n".join(["no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`", *tail])
-    lines = []
+    lines = [f"! active-run pointer: {report['active_error']}"] if report.get("active_error") else []
     for run in report["runs"]:
+        if run.get("error"):
+            lines.append(f"! {run['id']:<20} {'UNREADABLE':<9} {run['error']}")
+            continue
         mark = "*" if run["id"] == report["active"] else " "
-        where = f"#{run['checkpoint']} {run['step'] or ''}".strip() if run["checkpoint"] else "no checkpoint"
-        stop = f" [stopped: {run['stop']['reason']}]" if run["stop"] else ""
-        lines.append(f"{mark} {run['id']:<20} {run['status']:<9} {where}{stop}")
+        step = textsafe.one_line(run["step"] or "", TEXT_CAP)
+        where = f"#{run['checkpoint']} {step}".strip() if run["checkpoint"] else "no checkpoint"
+        stop = f" [stopped: {textsafe.one_line(str(run['stop']['reason']))}]" if run["stop"] else ""
+        lines.append(f"{mark} {run['id']:<20} {textsafe.one_line(str(run['status'])):<9} {where}{stop}")
         if run["next"]:
-            lines.append(f"    next: {run['next']}")
-        lines += [f"    {line}" for line in _attention_lines(run)]
+            lines.append(f"    next: {textsafe.one_line(run['next'], TEXT_CAP)}")
+        lines += [f"    {textsafe.one_line(line, TEXT_CAP)}" for line in _attention_lines(run)]
         if run.get("adopt"):
-            lines.append(f"    newer record: {run['source']['describe']}; adopt it: `{run['adopt']}`")
+            lines.append(f"    newer record: {textsafe.one_line(run['source']['describe'])}; adopt it: "
+                         f"`{run['adopt']}`")
     return "\n".join([*lines, *tail])
 
 

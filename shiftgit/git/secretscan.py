@@ -1,0 +1,187 @@
+"""Nothing secret leaves the machine: the blobs shiftgit puts in refs it may push pass the secret scanner.
+
+A checkpoint's snapshot and rollback's rescue take the working tree as it is, untracked files
+included (a `.env`, a token file), under `refs/shift/`, which `sync` and publishing push. So every
+blob entering such a tree that HEAD does not already hold is scanned first (`ledger.secrets`:
+token formats and `password=`-style context, through JSON `\\u` escapes; not the random-text rule,
+which lock files and checksums would trip); a file with a finding is left out of the tree and
+reported as withheld. Before a push, every blob the remote would receive under `refs/shift/` is
+scanned again (defence in depth): a ref holding a finding is not pushed.
+
+Verdicts are cached by blob id in `<git-common-dir>/shift/scanned-v1` (the worktrees share the
+objects): a blob is read and scanned once, however many checkpoints keep it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from shiftgit.git.notestree import CatFile
+from shiftgit.repo import Repo, clean_env
+from shiftgit.textsafe import path_text
+
+CACHE = "scanned-v1"  # bump when the rules change: every blob is judged again
+CACHE_MAX_BYTES = 4 * 1024 * 1024
+CACHE_KEEP = 20_000
+CLEAN = "-"
+SUBMODULE = "160000"
+
+
+class Withheld(NamedTuple):
+    """A file left out of a tree shiftgit may push: its path (as git has it) and the rule that matched."""
+
+    path: str
+    rule: str
+
+    @property
+    def shown(self) -> str:
+        """The path as text (a byte that is not UTF-8 escaped), as ledgers and reports hold it."""
+        return path_text(self.path)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.shown, "rule": self.rule}
+
+
+# -- verdicts -----------------------------------------------------------------------------------
+
+_PRINTABLE = re.compile(rb"[\t\x20-\x7e]{8,}")  # what `strings` shows: where a token in a binary file would be
+BINARY_SNIFF = 8000  # bytes git looks at to call a file binary (a NUL among them)
+
+
+def first_rule(data: bytes) -> str | None:
+    """The first rule that finds a secret in a blob's bytes, or None. Text is read as latin-1 (every ASCII byte
+    stays in place); a binary file is judged by its printable runs, as `strings` shows them (tokens are ASCII)."""
+    from shiftgit.ledger.secrets import find_secrets_in_json
+
+    if b"\0" in data[:BINARY_SNIFF]:
+        data = b"\n".join(_PRINTABLE.findall(data))
+    found = find_secrets_in_json(data.decode("latin-1"), entropy=False)
+    return found[0].rule if found else None
+
+
+def verdicts(repo: Repo, blobs: Iterable[str]) -> dict[str, str | None]:
+    """blob id -> the rule of its first finding (None: clean, or not in this clone: nothing to leak)."""
+    wanted = sorted(set(blobs))
+    cache = _read_cache(repo)
+    unknown = [b for b in wanted if b not in cache]
+    if unknown:
+        new: dict[str, str] = {}
+        with CatFile(repo.root, clean_env()) as cat:
+            for blob, answer in zip(unknown, cat.get(unknown), strict=True):
+                if answer is not None and answer[1] == "blob":
+                    new[blob] = first_rule(answer[2]) or CLEAN
+        _append_cache(repo, new)
+        cache.update(new)
+    return {b: (None if cache.get(b, CLEAN) == CLEAN else cache[b]) for b in wanted}
+
+
+def _cache_path(repo: Repo) -> Path:
+    return repo.common_dir / "shift" / CACHE
+
+
+def _read_cache(repo: Repo) -> dict[str, str]:
+    try:
+        text = _cache_path(repo).read_text("ascii", "replace")
+    except OSError:
+        return {}
+    pairs = (line.split(" ", 1) for line in text.splitlines())
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
+
+
+def _append_cache(repo: Repo, new: Mapping[str, str]) -> None:
+    """Append the new verdicts; past CACHE_MAX_BYTES keep the newest CACHE_KEEP. Losing one costs a rescan."""
+    path = _cache_path(repo)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, "".join(f"{blob} {rule}\n" for blob, rule in new.items()).encode())
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > CACHE_MAX_BYTES:
+            kept = path.read_bytes().splitlines(keepends=True)[-CACHE_KEEP:]
+            tmp = path.with_name(f".{CACHE}.{os.getpid()}.tmp")
+            tmp.write_bytes(b"".join(kept))
+            os.replace(tmp, path)
+    except OSError:
+        pass  # only a speed-up
+
+
+# -- trees: snapshots and rescues ---------------------------------------------------------------
+
+def withheld(repo: Repo, base: str | None, tree: str) -> list[Withheld]:
+    """Files of `tree` holding a secret, among those whose content `base` (HEAD, or None) lacks at that path."""
+    entries = _new_entries(repo, base, tree)
+    found = verdicts(repo, [blob for _, blob in entries])
+    return [Withheld(path, rule) for path, blob in entries if (rule := found.get(blob))]
+
+
+def _new_entries(repo: Repo, base: str | None, tree: str) -> list[tuple[str, str]]:
+    """(path, blob) for every file added or changed from `base` to `tree` (submodules are commits: skipped)."""
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", base or repo.empty_tree, tree)
+    parts = out.split("\0")
+    entries = []
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        if not meta.startswith(":"):
+            continue
+        _, new_mode, _, new_blob, status = meta[1:].split(" ")
+        if status[0] != "D" and new_mode != SUBMODULE:
+            entries.append((path, new_blob))
+    return entries
+
+
+def without(repo: Repo, tree: str, paths: Sequence[str]) -> str:
+    """`tree` with `paths` left out, built in a private index (the real index and the files are untouched)."""
+    if not paths:
+        return tree
+    tmp = repo.private(f"index.scan.{os.getpid()}.tmp")
+    env = clean_env(GIT_INDEX_FILE=str(tmp))
+    try:
+        repo.git("read-tree", tree, env=env)
+        listed = b"".join(os.fsencode(path) + b"\0" for path in paths)
+        repo.git("update-index", "--force-remove", "-z", "--stdin", input=listed, env=env)
+        return repo.git("write-tree", env=env).strip()
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def clean_tree(repo: Repo, base: str | None, tree: str) -> tuple[str, list[Withheld]]:
+    """`tree` without the files that hold a secret HEAD does not already hold, and those files."""
+    held = withheld(repo, base, tree)
+    return without(repo, tree, [w.path for w in held]), held
+
+
+# -- refs about to be pushed --------------------------------------------------------------------
+
+def ref_findings(repo: Repo, refs: Sequence[str], remote: str, tracking: str) -> list[Withheld]:
+    """What pushing `refs` would send that holds a secret: the blobs they reach that no local branch or tag,
+    and nothing fetched from `remote` (under refs/remotes/ and `tracking`), already reaches."""
+    if not refs:
+        return []
+    argv = ["git", "rev-list", "--objects", "--filter=object:type=blob", *refs, "--not", "--branches", "--tags",
+            f"--remotes={remote}/*", f"--glob={tracking}/{remote}/*"]
+    proc = subprocess.run(argv, cwd=repo.root, capture_output=True, env=clean_env())
+    if proc.returncode != 0:  # an old git without object filters: judge every object the refs reach
+        argv.remove("--filter=object:type=blob")
+        proc = subprocess.run(argv, cwd=repo.root, capture_output=True, env=clean_env(), check=True)
+    paths: dict[str, str] = {}
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        oid, sep, path = line.partition(" ")
+        if sep and path:
+            paths.setdefault(oid, path)
+    found = verdicts(repo, paths)
+    return [Withheld(paths[oid], rule) for oid, rule in found.items() if rule]
+
+
+def refused_refs(repo: Repo, refs: Sequence[str], remote: str, tracking: str) -> dict[str, list[Withheld]]:
+    """The refs that must not be pushed, with what they would leak. One walk when all is clean (the usual case)."""
+    if not ref_findings(repo, refs, remote, tracking):
+        return {}
+    refused = {ref: ref_findings(repo, [ref], remote, tracking) for ref in refs}
+    return {ref: found for ref, found in refused.items() if found}
