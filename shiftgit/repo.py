@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ EMPTY_TREES = {"sha1": EMPTY_TREE,
                "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
 ID_WIDTH = {"sha1": 40, "sha256": 64}
 SHIFT_DIR = ".shift"
+_FORMATS: dict[Path, str] = {}  # common dir -> object format (a Repo is a NamedTuple: no instance cache)
 # Variables a git hook inherits that must not leak into our own plumbing calls.
 HOOK_VARS = ("GIT_INDEX_FILE",)
 
@@ -70,11 +70,14 @@ class Repo(NamedTuple):
             check: bool = True) -> str:
         return git(self.root, *args, input=input, env=env, check=check)
 
-    @functools.cached_property
+    @property
     def object_format(self) -> str:
-        """`sha1` or `sha256`: what this repository names its objects with."""
-        out = self.git("rev-parse", "--show-object-format", check=False).strip()
-        return out if out in ID_WIDTH else "sha1"
+        """`sha1` or `sha256`: what this repository names its objects with (asked once per process)."""
+        known = _FORMATS.get(self.common_dir)
+        if known is None:
+            out = self.git("rev-parse", "--show-object-format", check=False).strip()
+            known = _FORMATS[self.common_dir] = out if out in ID_WIDTH else "sha1"
+        return known
 
     @property
     def null_id(self) -> str:

@@ -15,7 +15,6 @@ validated (`validated`) are never schema-checked again.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
@@ -25,10 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
-from shiftgit.errors import LedgerError, NotInitialized, StorageError, UsageError
+from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import validated
 from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes
+from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
 from shiftgit.repo import SHIFT_DIR, Repo
+
+__all__ = ["Store", "run_id_problem", "storage_error", "validate_run_id", "write_atomic"]  # the last two: files.py
 
 if TYPE_CHECKING:
     from shiftgit.ledger.model import Ledger
@@ -40,10 +42,7 @@ GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 # Names Windows reserves for devices, with or without an extension: a run dir named so cannot be checked out there.
 _RESERVED = frozenset(["con", "prn", "aux", "nul", *(f"{dev}{n}" for dev in ("com", "lpt") for n in range(10))])
-_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
-         errno.EFBIG: "the file would exceed the file size limit (ulimit -f)",
-         errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-         errno.EPERM: "the operation is not permitted", errno.EIO: "an input/output error"}
+
 
 
 def run_id_problem(run: str) -> str | None:
@@ -62,73 +61,6 @@ def validate_run_id(run: str) -> str:
     if problem:
         raise UsageError(f"bad run id {textsafe.quote(run, 80)}: {problem} (e.g. fix-login)")
     return run
-
-
-def write_atomic(path: Path, data: bytes, *, is_json: bool | None = None) -> None:
-    """Temp file, every byte written and checked, fsync, rename, fsync dir: the old file or the new, never a torn one.
-
-    `is_json` (default: the name ends in .json) also parses what reached the disk before the rename.
-    Raises StorageError (the old file intact, the temp removed) when the file system refuses.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_checked(tmp, data, path.name.endswith(".json") if is_json is None else is_json)
-        os.replace(tmp, path)
-    except OSError as exc:
-        _discard(tmp)
-        raise storage_error(path, exc) from None
-    with contextlib.suppress(OSError):  # the rename is done; a directory that cannot sync is no reason to fail
-        dirfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dirfd)
-        finally:
-            os.close(dirfd)
-
-
-def _write_checked(tmp: Path, data: bytes, is_json: bool) -> None:
-    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        view, done = memoryview(data), 0
-        while done < len(data):
-            wrote = os.write(fd, view[done:])  # may write less than asked (a full disk, `ulimit -f`): go on
-            if wrote <= 0:
-                raise OSError(errno.ENOSPC, f"only {done} of {len(data)} bytes could be written")
-            done += wrote
-        os.fsync(fd)
-        if os.fstat(fd).st_size != len(data) or os.pread(fd, len(data) + 1, 0) != data:
-            raise OSError(errno.EIO, "what reached the disk differs from what was written")
-        if is_json:
-            json.loads(data)
-    except ValueError as exc:  # a bug (shiftgit writes only canonical JSON), never bad input
-        raise AssertionError(f"refusing to write invalid JSON to {tmp}: {exc}") from None
-    finally:
-        os.close(fd)
-
-
-def _discard(tmp: Path) -> None:
-    with contextlib.suppress(OSError):
-        tmp.unlink()
-
-
-def storage_error(path: Path | str, exc: OSError) -> StorageError:
-    """One line: what could not be written, why, and that nothing changed."""
-    why = _FULL.get(exc.errno or 0) or exc.strerror or str(exc)
-    return StorageError(f"cannot write {path}: {why}; nothing was changed (the old file is intact); free space "
-                        "or make it writable, then run the command again")
-
-
-def _remove_stale_temps(folder: Path) -> None:
-    """Temp files left by killed writers (their pid is gone) are removed; live ones are left alone."""
-    temps = list(folder.glob(".*.tmp"))
-    if not temps:
-        return
-    from shiftgit.procs import pid_exists  # only now: it loads ctypes
-
-    for tmp in temps:
-        pid = tmp.name.rsplit(".", 2)[-2]
-        if pid.isdigit() and not pid_exists(int(pid)):
-            tmp.unlink(missing_ok=True)
 
 
 class Store:
@@ -279,7 +211,7 @@ class Store:
                 raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)
         if path.parent.exists():
-            _remove_stale_temps(path.parent)
+            remove_stale_temps(path.parent)
         data = canonical_bytes(document)
         write_atomic(path, data, is_json=True)
         with contextlib.suppress(OSError):  # only a speed-up: a full disk here costs one more validation later
@@ -299,7 +231,7 @@ class Store:
             if changed is None:
                 return None
             path = self.ledger_path(run)
-            _remove_stale_temps(path.parent)
+            remove_stale_temps(path.parent)
             data = canonical_bytes(changed)
             write_atomic(path, data, is_json=True)
             with contextlib.suppress(OSError):  # only a speed-up, as in `write`
