@@ -107,6 +107,20 @@ def check_open(ledger: Ledger) -> None:
                          "new run for new work")
 
 
+def check_budget(ledger: Ledger, what: str) -> None:
+    """Once a budget is spent, nothing new runs until `amend` raises it (exit 4, the spent figures)."""
+    from shiftgit.errors import BudgetSpent
+    from shiftgit.ledger.budgets import exhausted
+
+    spent = exhausted(ledger)
+    if spent:
+        flags = {"minutes": "--time-budget", "tokens": "--token-budget", "cost": "--cost-budget"}
+        kinds = [line.partition(":")[0] for line in spent]
+        raise BudgetSpent(f"{what} was not run: the run's budget is spent ({'; '.join(spent)}); raise it with "
+                          f"`shiftgit amend {flags[kinds[0]]} N --reason R`, or stop with "
+                          "`shiftgit stop --reason budget_exhausted`")
+
+
 def validate_input(spec: EffectInput) -> None:
     validate_key(spec.key)
     if not _KIND.match(spec.kind) or find_secrets(spec.kind):
@@ -152,6 +166,7 @@ def _admit(ledger: Ledger, spec: EffectInput) -> Effect | None:
             return old
         if state in ("attempted", "unknown", "compensated"):
             raise CheckFailed(_blocked(ledger.run, old, state))
+    check_budget(ledger, f"effect {spec.key!r}")
     if _reversibility(old, spec) == "irreversible" and not approvals.is_granted(ledger, spec.key):
         raise CheckFailed(f"effect {spec.key!r} is irreversible and has no granted approval for its key on run "
                           f"{ledger.run!r}; ask with `shiftgit approval request {spec.key} --reason TEXT` "

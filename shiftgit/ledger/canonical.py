@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
 

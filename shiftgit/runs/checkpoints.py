@@ -12,6 +12,7 @@ from typing import Any
 from shiftgit.errors import GitError, ShiftError, UsageError
 from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
+from shiftgit.ledger.checkstates import carry
 from shiftgit.ledger.model import (
     DECISIONS_CAP,
     DONE_CAP,
@@ -74,13 +75,13 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         previous = ledger.checkpoint
         seq = (previous.seq if previous else 0) + 1
         snapshot = _snapshot(store, ledger.run, kept, head, seq)
-        checks = ledger.pending_checks or (previous.checks if previous else ())
+        checks = carry(previous.checks if previous else (), ledger.pending_checks, ledger.retired, seq, tree)
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
             id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
             phase=spec.phase or (previous.phase if previous else None),
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
-            checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
+            checks=checks,
             next=_next(previous, spec), note=spec.note, spend=spend, extra=withheld,
             turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
@@ -91,7 +92,9 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
                                  base=previous.base, turn=previous.turn)
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
-        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
+        retired = tuple(r if r.checkpoint is not None else replace(r, checkpoint=seq) for r in ledger.retired)
+        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at,
+                       retired=retired, **_close_stop(ledger, seq))
 
     store.update(run, change, checked=checked)
     publish(store, run)
@@ -134,6 +137,14 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
                 raise
             time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
     raise AssertionError("unreachable")
+
+
+def _close_stop(ledger: Ledger, seq: int) -> dict[str, Any]:
+    """A stop record is closed by the next checkpoint: work went on (the record stays, marked closed)."""
+    stop = ledger.stop
+    if stop is None or stop.closed is not None or ledger.status not in ("active", "stopped"):
+        return {}
+    return {"stop": replace(stop, closed=seq), "status": "active"}
 
 
 def _add_spend(ledger: Ledger, spec: CheckpointInput, at: str) -> Spend:
