@@ -271,7 +271,8 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     changed = changes(store, ledger, worktree, verdict["edits"])
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
                               reasons=verdict["reasons"], services=services, changes=changed,
-                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen))
+                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen),
+                              rerun=_rerun(verdict), plan=plans.lines(verdict.get("plan") or {}, ledger))
     return {
         "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
         "changes": changed,
@@ -285,6 +286,14 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         "provenance": chosen.provenance.to_dict(), "verify": verdict["verify"],
         "source": chosen.source.to_dict() if chosen.source else None,
     }
+
+
+def _rerun(verdict: Mapping[str, Any]) -> bool | None:
+    """Whether the decision rests on checks run again here (None for a finished run)."""
+    if verdict["decision"] == "finished":
+        return None
+    report = verdict.get("verify")
+    return report is not None and report["result"] != "refused" and bool(report["checks"])
 
 
 def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> dict[str, Any]:

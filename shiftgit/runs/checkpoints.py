@@ -94,7 +94,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         made.append(point)
         retired = tuple(r if r.checkpoint is not None else replace(r, checkpoint=seq) for r in ledger.retired)
         return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at,
-                       retired=retired, **_close_stop(ledger, seq))
+                       retired=retired, extra=_unverified_sessions(ledger, spec.auto), **_close_stop(ledger, seq))
 
     store.update(run, change, checked=checked)
     publish(store, run)
@@ -137,6 +137,16 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
                 raise
             time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
     raise AssertionError("unreachable")
+
+
+def _unverified_sessions(ledger: Ledger, auto: str | None) -> Any:
+    """An open agent session whose first checkpoint comes before any verify built on an unverified handoff."""
+    sessions = ledger.extra.get("sessions")
+    if auto is not None or not isinstance(sessions, list):
+        return ledger.extra
+    marked = [dict(s, verified_first=False) if isinstance(s, dict) and s.get("ended_at") is None
+              and s.get("verified_first") is None else s for s in sessions]
+    return dict(ledger.extra, sessions=marked) if marked != sessions else ledger.extra
 
 
 def _close_stop(ledger: Ledger, seq: int) -> dict[str, Any]:
