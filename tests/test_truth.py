@@ -216,3 +216,40 @@ def test_a_verify_before_the_first_checkpoint_is_recorded(run_repo: Repo) -> Non
     [entry] = run_repo.ledger("demo")["sessions"]
     assert entry["verified_first"] is True
     assert "Evidence rerun: yes" in resume(run_repo)["briefing"]
+
+
+# -- no summary drift (gate rule 5) ---------------------------------------------------------------------
+
+def test_an_open_question_leaves_only_through_resolve(run_repo: Repo) -> None:
+    run_repo.write("calc.py", CALC + "\n# one\n")
+    run_repo.ok("checkpoint", "--step", "one", "--question", "floats too?", "--blocked", "needs review")
+    assert run_repo.commit("one").returncode == 0
+    run_repo.write("calc.py", CALC + "\n# two\n")
+    run_repo.ok("checkpoint", "--step", "two")
+    document = run_repo.ledger("demo")
+    document["checkpoint"]["questions"] = []  # hand-deleted
+    run_repo.ledger_path("demo").write_text(json.dumps(document, indent=2))
+    proc = run_repo.commit("drop the question")
+    assert proc.returncode != 0 and "floats too?" in proc.stderr and "--resolve" in proc.stderr
+    run_repo.git("reset", "-q")
+    run_repo.ok("checkpoint", "--step", "two again", "--question", "floats too?")
+    proc = run_repo.sg("checkpoint", "--step", "two", "--resolve", "no such item", "--reason", "r")
+    assert proc.returncode == 2 and "floats too?" in proc.stderr
+    run_repo.ok("checkpoint", "--step", "two", "--resolve", "floats too?", "--reason", "ints only")
+    assert run_repo.commit("resolved").returncode == 0
+    committed = json.loads(run_repo.git("show", "HEAD:.shift/runs/demo/ledger.json"))
+    assert committed["resolved"][0]["reason"] == "ints only"
+    assert [b["text"] for b in committed["checkpoint"]["blocked"]] == ["needs review"]
+
+
+def test_upgrading_a_schema_1_ledger_in_head_is_not_a_contract_rewrite(run_repo: Repo) -> None:
+    document = run_repo.ledger("demo")
+    document["schema_version"] = 1
+    document["contract"]["accept"] = ["the page loads"]
+    run_repo.ledger_path("demo").write_text(json.dumps(document, indent=2))
+    assert run_repo.commit("a schema 1 ledger", env={"SHIFT_SKIP": "fixture"}).returncode == 0
+    run_repo.write("calc.py", CALC + "\n# x\n")
+    run_repo.ok("checkpoint", "--step", "upgraded on write")
+    assert run_repo.ledger("demo")["schema_version"] == 2
+    proc = run_repo.commit("upgraded")
+    assert proc.returncode == 0, proc.stderr

@@ -164,7 +164,9 @@ def accept(run_id: str | None, quiet: bool, as_json: bool) -> None:
 @click.option("--done", multiple=True, help="An item finished (repeatable).")
 @click.option("--doing", multiple=True, help="An item in progress (repeatable).")
 @click.option("--blocked", multiple=True, help="An item blocked (repeatable).")
-@click.option("--resolve", multiple=True, help="Close an open item, decision or question by its text.")
+@click.option("--resolve", multiple=True, metavar="TEXT",
+              help="Close an open item, decision or question by its text (with --reason; the only way one leaves).")
+@click.option("--reason", help="Why the --resolve items are closed (recorded).")
 @click.option("--decision", "decisions", multiple=True, help='A decision; "what -- why" records a rationale.')
 @click.option("--question", "questions", multiple=True, help="An open question (repeatable).")
 @click.option("--note", help="A one-line note.")

@@ -333,6 +333,7 @@ class Ledger(Record):
     stop: Stop | None = None
     receipt: Receipt | None = None
     retired: tuple[Retirement, ...] = ()
+    resolved: tuple[Mapping[str, Any], ...] = ()  # `checkpoint --resolve`: {kind, text, reason, at, checkpoint}
 
     def active_constraints(self) -> tuple[Constraint, ...]:
         return tuple(c for c in self.constraints if c.status == "active")

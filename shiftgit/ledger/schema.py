@@ -10,23 +10,11 @@ from typing import Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError
+from shiftgit.ledger.canonical import v1_to_v2
 from shiftgit.ledger.model import SCHEMA_VERSION, Ledger
 
-
-def _v1_to_v2(document: dict[str, Any]) -> dict[str, Any]:
-    """Schema 2 (issue 9): acceptance checks are named commands; a schema 1 one was free text nothing ran,
-    kept as `text` with no command (`never_attempted` until amended with `--accept NAME=CMD`)."""
-    out = dict(document, schema_version=2)
-    contract = out.get("contract")
-    if isinstance(contract, dict) and isinstance(contract.get("accept"), list):
-        accept = [{"name": f"accept-{index}", "argv": [], "text": text} if isinstance(text, str) else text
-                  for index, text in enumerate(contract["accept"], 1)]
-        out["contract"] = dict(contract, accept=accept)
-    return out
-
-
 # version -> function upgrading a document of that version to version + 1
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: v1_to_v2}
 
 
 def schema_text(name: str = "ledger.schema.json") -> str:
