@@ -253,3 +253,31 @@ def test_upgrading_a_schema_1_ledger_in_head_is_not_a_contract_rewrite(run_repo:
     assert run_repo.ledger("demo")["schema_version"] == 2
     proc = run_repo.commit("upgraded")
     assert proc.returncode == 0, proc.stderr
+
+
+# -- stable ids for external objects ------------------------------------------------------------------------
+
+def test_capture_id_keeps_the_external_id_and_status_refreshes_it_through_the_probe(run_repo: Repo) -> None:
+    make_pr = [sys.executable, "-c", "print('created https://git.example/team/calc/pull/118 ok')"]
+    probe = f"{sys.executable} -c \"import os; print('merged', os.environ['SHIFT_EXTERNAL_ID'])\""
+    run_repo.ok("effect", "run", "--key", "pr", "--kind", "pull_request", "--repeatable", "--probe", probe,
+                "--capture-id", r"https://\S+/pull/\d+", "--", *make_pr)
+    [effect] = run_repo.ledger("demo")["effects"]
+    assert effect["external_id"] == "https://git.example/team/calc/pull/118"
+    run_repo.ok("effect", "status", "pr")
+    [effect] = run_repo.ledger("demo")["effects"]
+    assert effect["external_status"]["said"] == "merged https://git.example/team/calc/pull/118"
+    report = resume(run_repo, "--no-run")
+    assert report["effects"][0]["external_id"] == "https://git.example/team/calc/pull/118"
+    assert "pull/118" in report["briefing"] and "merged" in report["briefing"]
+
+
+def test_external_ids_by_hand_and_bad_input(run_repo: Repo) -> None:
+    run_repo.ok("effect", "record", "--key", "deploy-9", "--kind", "deploy", "--external-id", "dep-77f")
+    assert run_repo.ledger("demo")["effects"][0]["external_id"] == "dep-77f"
+    before = run_repo.ledger_path("demo").read_bytes()
+    proc = run_repo.sg("effect", "run", "--key", "x", "--kind", "k", "--repeatable", "--capture-id", "(", "--", "true")
+    assert proc.returncode == 2 and "--capture-id" in proc.stderr
+    proc = run_repo.sg("effect", "status", "deploy-9", env=AGENT)
+    assert proc.returncode == 2 and "no recorded probe" in proc.stderr
+    assert run_repo.ledger_path("demo").read_bytes() == before

@@ -119,7 +119,7 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
     evidence = [state_line(entry) for entry in check_states(ledger)]
     effects = [f"{_name(e.key)} ({_name(e.kind)}): {_name(e.state)}, {_name(e.reversibility)}, safe to repeat: "
-               f"{_yes(safe_to_repeat(e))}" for e in ledger.effects]
+               f"{_yes(safe_to_repeat(e))}" + _external(e) for e in ledger.effects]
     effects += [f"approval for {_name(a.key)}: {_name(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
@@ -139,6 +139,16 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
         "decisions": Section("Decisions (latest first)", decisions, keep=2),
         "history": Section("Recent history (latest first)", history, keep=3, empty="no earlier checkpoints"),
     }
+
+
+def _external(effect: Any) -> str:
+    """`; external id "https://..." (status: exit 0 "merged" at T)` when the effect names an outside object."""
+    ident, status = effect.extra.get("external_id"), effect.extra.get("external_status")
+    text = f"; external id {quote(str(ident))}" if ident else ""
+    if isinstance(status, Mapping):
+        text += (f" (status: exit {_name(status.get('exit_code'))} {quote(str(status.get('said') or ''))} "
+                 f"at {_name(status.get('at'))})")
+    return text
 
 
 def _service_line(service: Mapping[str, Any]) -> str:

@@ -63,7 +63,8 @@ def effect_entry(effect: Effect) -> dict[str, Any]:
     from shiftgit.effects.runner import safe_to_repeat, state_of
 
     return {"key": effect.key, "kind": effect.kind, "state": state_of(effect), "recorded_state": effect.state,
-            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect)}
+            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect),
+            "external_id": effect.extra.get("external_id"), "external_status": effect.extra.get("external_status")}
 
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
