@@ -146,6 +146,9 @@ def test_a_finished_run_stays_finished_and_resume_writes_nothing(run_repo: Repo)
     assert report["decision"] == "finished" and report["receipt"]["status"] == "abandoned"
     assert run_repo.ledger_path("demo").read_bytes() == before
     assert run_repo.json("status")["active"] is None
+    proc = run_repo.sg("stop", "--run", "demo", "--reason", "user_paused")
+    assert proc.returncode == 2 and "finished" in proc.stderr
+    assert run_repo.ledger_path("demo").read_bytes() == before
 
 
 def test_escalate_when_and_inspect_run_when_trusted(run_repo: Repo) -> None:
@@ -281,3 +284,22 @@ def test_external_ids_by_hand_and_bad_input(run_repo: Repo) -> None:
     proc = run_repo.sg("effect", "status", "deploy-9", env=AGENT)
     assert proc.returncode == 2 and "no recorded probe" in proc.stderr
     assert run_repo.ledger_path("demo").read_bytes() == before
+
+
+# -- budgets --------------------------------------------------------------------------------------------------
+
+def test_a_spent_cost_budget_stops_new_effects_but_not_checks(run_repo: Repo, tmp_path: Path) -> None:
+    run_repo.ok("amend", "--cost-budget", "2", "--reason", "a small budget")
+    run_repo.write("calc.py", CALC + "\n# work\n")
+    run_repo.ok("checkpoint", "--step", "costly", "--cost", "2.5")
+    marker = tmp_path / "applied"
+    effect = ("effect", "run", "--key", "k1", "--kind", "notify", "--repeatable", "--", sys.executable, "-c",
+              f"open({str(marker)!r}, 'w')")
+    proc = run_repo.sg(*effect)
+    assert proc.returncode == 4 and "cost: spent 2.5 of 2" in proc.stderr and "--cost-budget" in proc.stderr
+    assert not marker.exists() and run_repo.ledger("demo")["effects"] == []
+    proc = run_repo.sg("check", "--name", "probe", "--", *PASS)
+    assert proc.returncode == 0 and "spent 2.5 of 2" in proc.stderr
+    run_repo.ok("amend", "--cost-budget", "10", "--reason", "more work")
+    run_repo.ok(*effect)
+    assert marker.exists()

@@ -247,5 +247,12 @@ def stop(store: Store, run: str, reason: str, detail: str | None) -> Stop:
     if reason not in STOP_REASONS:
         raise UsageError(f"unknown stop reason {reason!r}; use one of: {', '.join(STOP_REASONS)}")
     record = Stop(reason=reason, detail=detail, at=now_iso())
-    store.update(run, lambda ledger: replace(ledger, stop=record, status="stopped", updated_at=record.at))
+
+    def change(ledger: Ledger) -> Ledger:
+        if ledger.status in ("completed", "blocked", "abandoned"):  # a finished run stays finished
+            raise UsageError(f"run {run} is finished ({ledger.status}); nothing to stop: start the next run with "
+                             "`shiftgit start RUN --goal ... --stop-when ...`")
+        return replace(ledger, stop=record, status="stopped", updated_at=record.at)
+
+    store.update(run, change)
     return record
