@@ -157,7 +157,8 @@ def _resolutions(previous: Checkpoint | None, spec: CheckpointInput, seq: int, a
             open_items = [i.text for kind in ITEM_KINDS for i in (getattr(previous, kind) if previous else ())]
             raise UsageError(f"--resolve {text!r}: no open item, question or decision has that text (open: "
                              f"{'; '.join(repr(t) for t in open_items[:10]) or 'none'}); nothing was written")
-        found += [{"kind": kind, "text": text, "reason": spec.reason, "at": at, "checkpoint": seq} for kind in kinds]
+        found += [{"id": new_id("r"), "kind": kind, "text": text, "reason": spec.reason, "at": at, "checkpoint": seq}
+                  for kind in kinds]  # an id: the merge driver unions records by id
     return found
 
 
