@@ -183,7 +183,7 @@ def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
               help="Trust commands holding control characters too (read their escaped form first).")
 @json_option
 def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool) -> None:
-    """Approve the run's recorded commands (checks and effect probes) for this clone, so they may run.
+    """Approve the run's recorded commands (checks, acceptance, inspect, escalate-when, probes) for this clone.
 
     Shows who recorded them, then each command: its kind, name, cwd and sha256, and one argument
     per line, quoted, with every control character escaped. A command holding a control character
