@@ -262,8 +262,9 @@ def _fresh_checks(staging: Staging, point: Mapping[str, Any]) -> list[Problem]:
     if stale:
         fixes = tuple(f"shiftgit check --run {run} --name {shlex.quote(str(c.get('name')))} -- "
                       f"{shlex.join(str(a) for a in c.get('argv') or [])}" for c in stale)
+        retire = f"shiftgit check --run {run} --retire NAME --reason R   (a check that no longer applies)"
         problems.append(Problem(7, "check(s) did not run against the checkpointed content",
-                                tuple(str(c.get("name")) for c in stale), (*fixes, checkpoint_fix(run))))
+                                tuple(str(c.get("name")) for c in stale), (*fixes, retire, checkpoint_fix(run))))
     unstaged = [p for p, blob in _recorded(point).items() if staging.paths.get(p, "absent") != blob]
     if unstaged:
         paths = tuple(sorted(unstaged))
