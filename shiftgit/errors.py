@@ -48,3 +48,9 @@ class Refused(ShiftError):
     """verify refused to run an untrusted command."""
 
     exit_code = 3
+
+
+class Fenced(ShiftError):
+    """A write refused: the run's owner lease is held elsewhere, or a newer owner epoch took the run over."""
+
+    exit_code = 4

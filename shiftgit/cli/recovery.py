@@ -58,32 +58,39 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], verbose: 
 @click.option("--no-run", "no_run", is_flag=True, help="Decide from the record alone; rerun no checks.")
 @click.option("--adopt", is_flag=True, help="First restore a newer published ledger (another machine's "
               "checkpoint) and its files; what they replace is kept under refs/shift/rescue/.")
+@click.option("--take-over", "take_over", is_flag=True, help="Start a new owner epoch here (recorded in the "
+              "ledger and published): the old holder's writes are refused from then on.")
 @click.option("--context", "with_context", is_flag=True,
               help="Append the run's saved conversation (`shiftgit context show`) to the briefing.")
 @verbose_option
 @json_option
-def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, with_context: bool, verbose: bool,
+def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, take_over: bool, with_context: bool, verbose: bool,
                as_json: bool) -> None:
     """Inspect, re-verify, decide resume / rollback / escalate, brief; make the run active here.
 
     It decides from the newest record of the run: this work tree's ledger, or a checkpoint another
     machine published (fetched by `shiftgit sync`), and says which. Exit 0 resume, 3 rollback,
-    4 escalate. A line per rerun check and its time goes to stderr (with -v, its output too).
+    4 escalate (also while another machine or work tree holds the run's lease: --take-over takes it).
+    A line per rerun check and its time goes to stderr (with -v, its output too).
 
     \b
     Example:
       shiftgit resume --json
       shiftgit resume fix-login --no-run --context
       shiftgit sync && shiftgit resume fix-login --adopt
+      shiftgit sync && shiftgit resume fix-login --adopt --take-over
     """
     from shiftgit.cli.progress import CheckProgress
     from shiftgit.recovery import resume as core
     from shiftgit.recovery import takeover
 
     store = _store()
-    report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, progress=CheckProgress(verbose))
+    report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, take_over=take_over,
+                         progress=CheckProgress(verbose))
     if report.get("picked"):
         click.echo(f"shiftgit: {report['picked']}", err=True)
+    if report.get("take_over"):
+        click.echo(f"shiftgit: {_taken_text(report['take_over'])}", err=True)
     if report.get("adopt"):
         click.echo(f"shiftgit: {takeover.adopt_text(report['adopt'])}", err=True)
     if not with_context:
@@ -96,6 +103,13 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, with_context: bool
         text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
         click.echo(terminal(f"{core.text(report)}\n\n{text}"))
     sys.exit(core.exit_code(report))
+
+
+def _taken_text(taken: dict[str, Any]) -> str:
+    from shiftgit.git.fence import holder_text
+
+    line = f"took over as owner epoch {taken['epoch']} (from {holder_text(taken['from'])})"
+    return line + (f"; {taken['published']}" if taken.get("published") else "; no publish remote: not pushed")
 
 
 def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:

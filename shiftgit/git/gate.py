@@ -39,6 +39,7 @@ class Staging(NamedTuple):
     config: Mapping[str, Any]  # .shift/config.json as staged
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
+    newest_claim: Any = None  # git/fence.Claim: the newest owner epoch the active run's ledger refs carry
 
 
 class Problem(NamedTuple):
@@ -71,6 +72,9 @@ def judge(staging: Staging) -> list[Problem]:
             problems += _fresh_checks(staging, point)
     for run, ledger in sorted(staging.ledgers.items()):
         problems += _nothing_dropped(ledger, docs.get(run))
+        problems += _chain_kept(ledger, docs.get(run))
+    if isinstance(document, Mapping):
+        problems += _not_fenced(staging, document)
     return sorted(problems, key=lambda p: p.rule)
 
 
@@ -227,6 +231,40 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
     fixes += list(dict.fromkeys(f.fix for f in found))
     return [Problem(5, f"{ledger.path} drops or rewrites, compared with HEAD, what only a recorded "
                        "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
+
+
+def _chain_kept(ledger: Ledger, document: Any) -> list[Problem]:
+    """The staged ledger's chain holds and extends HEAD's (ledger/chain.py); nothing is rewritten here."""
+    from shiftgit.ledger.chain import extends
+
+    if not ledger.changed or not isinstance(document, Mapping):
+        return []
+    try:
+        old = json.loads(ledger.head) if ledger.head is not None else {}
+    except ValueError:
+        old = {}
+    breaks = extends(old if isinstance(old, Mapping) else {}, document)
+    if not breaks:
+        return []
+    return [Problem(5, f"{ledger.path}: the checkpoint chain is broken (a rewritten, dropped or inserted "
+                       "checkpoint, or a forged owner epoch)", tuple(b.line() for b in breaks),
+                    (f"put the ledger back as shiftgit wrote it (`git show HEAD:{ledger.path}`, or the run's "
+                     f"`refs/shift/ledgers/{ledger.run}`), then git add {ledger.path}",
+                     f"shiftgit verify --chain {ledger.run} names every break"))]
+
+
+def _not_fenced(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
+    """Rule 8: a holder of an older owner epoch commits nothing once it can see the newer one."""
+    claim = staging.newest_claim
+    lease = document.get("lease")
+    epoch = lease.get("epoch") if isinstance(lease, Mapping) else None
+    mine = epoch if isinstance(epoch, int) else 0
+    if claim is None or claim.epoch <= mine:
+        return []
+    return [Problem(8, f"run {staging.run} was taken over: {claim.describe()}; this ledger holds owner epoch {mine}",
+                    (ledger_path(staging.run),),
+                    (f"stop writing to run {staging.run} here; `shiftgit resume {staging.run}` shows the newer "
+                     "record",))]
 
 
 # -- rule 6: every staged path lies in the run's scope ----------------------------------------------

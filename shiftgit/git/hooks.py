@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import gate, handoff
+from shiftgit.git import fence, gate, handoff
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.view import Objects
@@ -116,9 +116,10 @@ def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
         ledgers = _ledgers(objects, run, touched)
         config = objects.read([f":{gitview.CONFIG}"])[0]
     worktree = ctx.root / gitview.ledger_path(run)
+    claim = fence.newest(lambda *argv: gitview.git(ctx.root, env, *argv), run) if paths else None
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
                         validated=frozenset(validated.known(gitdir)),
-                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None)
+                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None, newest_claim=claim)
 
 
 def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) -> dict[str, gate.Ledger]:

@@ -213,6 +213,9 @@ class Checkpoint(Record):
     auto: str | None = None
     unrecorded: tuple[str, ...] = ()
     session: str | None = None
+    # the chain (ledger/chain.py): the previous checkpoint's digest, and the owner epoch it was written in
+    prev: str | None = None
+    epoch: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,6 +226,9 @@ class HistoryEntry(Record):
     step: str | None = None
     base: str | None = None
     turn: int | None = None
+    digest: str | None = None  # of the full checkpoint this entry summarises (ledger/chain.py)
+    prev: str | None = None
+    epoch: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -306,6 +312,7 @@ class Ledger(Record):
     spend: Spend = field(default_factory=Spend)
     stop: Stop | None = None
     receipt: Receipt | None = None
+    lease: Mapping[str, Any] | None = None  # the owner lease and its epochs (runs/lease.py)
 
     def active_constraints(self) -> tuple[Constraint, ...]:
         return tuple(c for c in self.constraints if c.status == "active")

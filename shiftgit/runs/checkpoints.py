@@ -61,6 +61,10 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     if spec.tokens < 0 or spec.cost < 0 or (spec.turn is not None and spec.turn < 0):
         raise UsageError("--tokens, --cost and --turn cannot be negative")
     store.read(run)  # fail on a broken ledger before touching git objects
+    from shiftgit.ledger.chain import history_link
+    from shiftgit.runs.lease import guard
+
+    ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
     repo = store.repo
     head = repo.head()
     tree = repo.worktree_tree()
@@ -75,6 +79,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         seq = (previous.seq if previous else 0) + 1
         snapshot = _snapshot(store, ledger.run, kept, head, seq)
         checks = ledger.pending_checks or (previous.checks if previous else ())
+        link = history_link(previous.to_dict()) if previous else {}
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
             id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
@@ -83,12 +88,13 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
             checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
             next=_next(previous, spec), note=spec.note, spend=spend, extra=withheld,
             turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
+            prev=link.get("digest"), epoch=ticket.epoch,
             **_carried_items(previous, spec, seq),
         )
         history = ledger.history
         if previous is not None:
             entry = HistoryEntry(id=previous.id, seq=previous.seq, at=previous.at, step=previous.step,
-                                 base=previous.base, turn=previous.turn)
+                                 base=previous.base, turn=previous.turn, **link)
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
         return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
