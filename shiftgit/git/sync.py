@@ -23,8 +23,8 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
