@@ -30,23 +30,34 @@ verbose_option = click.option("-v", "--verbose", is_flag=True,
               help="Run each check N times; results that differ between runs make it flaky.")
 @click.option("--expect-sha256", "pins", multiple=True, metavar="HEX",
               help="Run a command with this digest without trust (CI pinning; repeatable).")
+@click.option("--chain", is_flag=True, help="Check the run's checkpoint chain (digests, owner epochs, "
+              "signatures) across the ledger, its git history, its ledger refs and notes; rerun nothing.")
 @verbose_option
 @json_option
-def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], verbose: bool, as_json: bool) -> None:
+def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], chain: bool, verbose: bool,
+               as_json: bool) -> None:
     """Rerun the latest checkpoint's checks as recorded, compare with the record, report drift.
 
     Exit 0 reproduced (or nothing to run), 1 mismatch, 3 refused: a command not trusted in this clone.
     A line per check and its time goes to stderr as it runs (with -v, the check's own output too).
+    With --chain: exit 0 when the chain holds, 1 naming the first checkpoint that breaks it.
 
     \b
     Example:
       shiftgit verify --repeat 3
       shiftgit verify fix-login --json --expect-sha256 3f5a...e1
+      shiftgit verify --chain fix-login
     """
+    store = _store()
+    if chain:
+        from shiftgit.recovery import chainverify
+
+        found = chainverify.verify_chain(store, resolve(store, run_id))
+        emit(found) if as_json else click.echo(terminal(chainverify.text(found)))
+        sys.exit(chainverify.exit_code(found))
     from shiftgit.cli.progress import CheckProgress
     from shiftgit.recovery import verify as core
 
-    store = _store()
     report = core.verify(store, resolve(store, run_id), repeat=repeat, pinned=_pins(pins),
                          progress=CheckProgress(verbose))
     emit(report) if as_json else click.echo(terminal(core.text(report)))

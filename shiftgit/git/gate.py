@@ -40,6 +40,7 @@ class Staging(NamedTuple):
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
     newest_claim: Any = None  # git/fence.Claim: the newest owner epoch the active run's ledger refs carry
+    published: bytes | None = None  # the active run's ledger as its checkpoint committed it (refs/shift/ledgers/)
 
 
 class Problem(NamedTuple):
@@ -72,7 +73,7 @@ def judge(staging: Staging) -> list[Problem]:
             problems += _fresh_checks(staging, point)
     for run, ledger in sorted(staging.ledgers.items()):
         problems += _nothing_dropped(ledger, docs.get(run))
-        problems += _chain_kept(ledger, docs.get(run))
+        problems += _chain_kept(ledger, docs.get(run), staging.published if run == staging.run else None)
     if isinstance(document, Mapping):
         problems += _not_fenced(staging, document)
     return sorted(problems, key=lambda p: p.rule)
@@ -233,17 +234,14 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
                        "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
 
 
-def _chain_kept(ledger: Ledger, document: Any) -> list[Problem]:
-    """The staged ledger's chain holds and extends HEAD's (ledger/chain.py); nothing is rewritten here."""
-    from shiftgit.ledger.chain import extends
+def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[Problem]:
+    """The staged ledger's chain holds and extends HEAD's, and its checkpoint is the one `checkpoint` committed
+    to the run's ledger ref (ledger/chain.py); nothing is rewritten here."""
+    from shiftgit.ledger.chain import extends, same_as_published
 
     if not ledger.changed or not isinstance(document, Mapping):
         return []
-    try:
-        old = json.loads(ledger.head) if ledger.head is not None else {}
-    except ValueError:
-        old = {}
-    breaks = extends(old if isinstance(old, Mapping) else {}, document)
+    breaks = extends(_json_or_empty(ledger.head), document) + same_as_published(_json_or_empty(published), document)
     if not breaks:
         return []
     return [Problem(5, f"{ledger.path}: the checkpoint chain is broken (a rewritten, dropped or inserted "
@@ -251,6 +249,14 @@ def _chain_kept(ledger: Ledger, document: Any) -> list[Problem]:
                     (f"put the ledger back as shiftgit wrote it (`git show HEAD:{ledger.path}`, or the run's "
                      f"`refs/shift/ledgers/{ledger.run}`), then git add {ledger.path}",
                      f"shiftgit verify --chain {ledger.run} names every break"))]
+
+
+def _json_or_empty(data: bytes | None) -> Mapping[str, Any]:
+    try:
+        document = json.loads(data) if data is not None else {}
+    except ValueError:
+        return {}
+    return document if isinstance(document, Mapping) else {}
 
 
 def _not_fenced(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:

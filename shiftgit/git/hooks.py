@@ -114,12 +114,13 @@ def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
         touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
         ledgers = _ledgers(objects, run, touched)
-        config = objects.read([f":{gitview.CONFIG}"])[0]
+        config, published = objects.read([f":{gitview.CONFIG}", f"refs/shift/ledgers/{run}:ledger.json"])
     worktree = ctx.root / gitview.ledger_path(run)
     claim = fence.newest(lambda *argv: gitview.git(ctx.root, env, *argv), run) if paths else None
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
                         validated=frozenset(validated.known(gitdir)),
-                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None, newest_claim=claim)
+                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None, newest_claim=claim,
+                        published=published)
 
 
 def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) -> dict[str, gate.Ledger]:

@@ -149,6 +149,17 @@ def extends(head: Doc, staged: Doc) -> list[Break]:
     return found
 
 
+def same_as_published(published: Doc, staged: Doc) -> list[Break]:
+    """The staged checkpoint, when the ledger ref's tip holds the same one (by id), has the content it had there."""
+    mine, theirs = staged.get("checkpoint"), published.get("checkpoint")
+    if not isinstance(mine, Mapping) or not isinstance(theirs, Mapping) or mine.get("id") != theirs.get("id"):
+        return []
+    if digest(mine) == digest(theirs):
+        return []
+    return [Break(_seq(mine), "differs from the checkpoint `shiftgit checkpoint` committed to the run's ledger ref "
+                              "(edited after the fact)")]
+
+
 def _epochs_kept(head: Doc, staged: Doc) -> list[Break]:
     old, new = lease_epochs(head), lease_epochs(staged)
     gone = [e for e in old if e not in new or _who(new[e]) != _who(old[e])]
