@@ -16,8 +16,7 @@ from typing import Any, NamedTuple
 LEDGERS = "refs/shift/ledgers/"
 TRACKING = "refs/shift-remote/"
 SEP = "\x1f"
-FORMAT = SEP.join(("%(refname)", "%(trailers:key=Shift-Epoch,valueonly,separator=%x1e)",
-                   "%(trailers:key=Shift-Holder,valueonly,separator=%x1e)", "%(committerdate:iso-strict)"))
+FORMAT = SEP.join(("%(refname)", "%(trailers:only,unfold,separator=%x1e)", "%(committerdate:iso-strict)"))
 
 
 class Claim(NamedTuple):
@@ -27,6 +26,7 @@ class Claim(NamedTuple):
     holder: str
     ref: str
     at: str
+    until: str = ""  # when that holder's lease expires (its last write plus the lease time)
 
     def describe(self) -> str:
         return f"epoch {self.epoch}, held by {self.holder} (seen on {self.ref}, {self.at})"
@@ -36,7 +36,8 @@ def trailers(lease: Any) -> str:
     """The trailer lines a ledger-ref commit carries for this lease ('' without one)."""
     if not isinstance(lease, Mapping) or not isinstance(lease.get("epoch"), int):
         return ""
-    return f"Shift-Epoch: {lease['epoch']}\nShift-Holder: {holder_text(lease.get('holder'))}\n"
+    until = f"Shift-Lease-Until: {lease['expires_at']}\n" if lease.get("expires_at") else ""
+    return f"Shift-Epoch: {lease['epoch']}\nShift-Holder: {holder_text(lease.get('holder'))}\n{until}"
 
 
 def holder_text(holder: Any) -> str:
@@ -55,12 +56,14 @@ def claims(git: Callable[..., str], run: str) -> list[Claim]:
     found = []
     for line in out.split("\n"):
         fields = line.split(SEP)
-        if len(fields) != 4:
+        if len(fields) != 3:
             continue
-        ref, epochs, holders, at = fields
-        epoch = epochs.split("\x1e")[-1].strip()
+        ref, trailers_text, at = fields
+        meta = dict(t.partition(": ")[::2] for t in trailers_text.split("\x1e") if ": " in t)
+        epoch = meta.get("Shift-Epoch", "").strip()
         if epoch.isdigit():
-            found.append(Claim(int(epoch), holders.split("\x1e")[-1].strip() or "unknown", ref, at))
+            found.append(Claim(int(epoch), meta.get("Shift-Holder", "").strip() or "unknown", ref, at,
+                               meta.get("Shift-Lease-Until", "").strip()))
     return found
 
 

@@ -100,7 +100,15 @@ def _scan_ledgers(ctx: Context) -> int:
     if problems:
         ctx.say(gate.render_secrets(problems))
         return 1
+    fenced = [p for ledger in ledgers for p in gate.fenced_ledger(ledger, _claim(ctx, ledger.run))]
+    if fenced:
+        ctx.say(gate.render(gate.Staging(fenced[0].details[0], None, {}, {}, {}), fenced))
+        return 1
     return 0
+
+
+def _claim(ctx: Context, run: str) -> fence.Claim | None:
+    return fence.newest(lambda *argv: gitview.git(ctx.root, ctx.env, *argv), run)
 
 
 def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:

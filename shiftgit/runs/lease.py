@@ -109,8 +109,12 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
     for line in warnings:  # fail open, but never silently
         sys.stderr.write(line + "\n")
     claim = fence.newer_than(store.repo.git, run, mine)
-    if claim is not None:
+    if claim is not None and mine > 0:
         raise Fenced(fence.fenced_line(run, mine, claim))
+    if claim is not None and not is_expired({"expires_at": claim.until}):  # never held here: someone else holds it
+        raise Fenced(f"run {run} is held by {claim.holder} (owner epoch {claim.epoch}, seen on {claim.ref}) until "
+                     f"{claim.until}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
+                     "holder's writes are refused from then on)")
     who = here(store, environ)
     if isinstance(lease, Mapping) and held_elsewhere(lease, who):
         raise Fenced(held_line(run, lease))
