@@ -165,8 +165,8 @@ def _signatures(store: Store, run: str) -> dict[str, Any]:
 
 def _seen(point: Mapping[str, Any], where: str) -> Seen:
     epoch = point.get("epoch")
-    return Seen(point["seq"], str(point.get("id")), epoch if isinstance(epoch, int) else 0, chain.digest(point), point.get("prev"),
-                chain.is_chained(point), where)
+    return Seen(point["seq"], str(point.get("id")), epoch if isinstance(epoch, int) else 0, chain.digest(point),
+                point.get("prev"), chain.is_chained(point), where)
 
 
 def _rewritten(seen: list[Seen]) -> list[Finding]:
