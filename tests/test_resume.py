@@ -198,6 +198,9 @@ def test_a_fresh_clone_resumes_from_the_tree_alone_and_makes_the_run_active(run_
     assert json.loads(other.sg("status", "--json").stdout)["active"] == "demo"  # discovery: the one active run
     assert not (other.path / ".git" / "shift" / "active").exists()
     code, report = _resume(other, "--no-run")  # no RUN: the only run in the repository
+    # the first clone's lease has not expired: a person decides; --take-over makes this clone the owner
+    assert (code, report["decision"]) == (4, "escalate") and "is held by" in report["reasons"][0]
+    code, report = _resume(other, "--no-run", "--take-over")
     assert (code, report["decision"]) == (0, "resume"), report["reasons"]
     assert '"reproduced in a clean clone"' in report["briefing"]
     assert run_repo.head()[:12] in report["briefing"]  # provenance: the commit that last touched the ledger

@@ -202,11 +202,12 @@ def _unlinked(seen: list[Seen], claims: list[tuple[int, str, str]]) -> list[Find
 
 def _bad_claims(seen: list[Seen], claims: list[tuple[int, str, str]]) -> list[Finding]:
     """A history entry whose digest matches none of the recorded versions of its checkpoint."""
-    full: dict[int, set[str]] = {}
+    full: dict[int, dict[str, str]] = {}
     for record in seen:
-        full.setdefault(record.seq, set()).add(record.digest)
-    return [Finding(seq, "the ledger's history entry for it matches no record of it (rewritten after the fact)",
-                    where) for seq, digest, where in claims if full.get(seq) and digest not in full[seq]]
+        full.setdefault(record.seq, {}).setdefault(record.digest, record.where)
+    return [Finding(seq, f"the ledger's history entry for it matches no record of it: the one in "
+                         f"{next(iter(full[seq].values()))} differs (rewritten after the fact)", where)
+            for seq, digest, where in claims if full.get(seq) and digest not in full[seq]]
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
