@@ -67,6 +67,21 @@ def claims(git: Callable[..., str], run: str) -> list[Claim]:
     return found
 
 
+def claim_of_commit(ref: str, data: bytes | None) -> Claim | None:
+    """The claim a ledger-ref commit's raw bytes carry (read with `cat-file --batch`, no process of its own)."""
+    if not data:
+        return None
+    text = data.decode("utf-8", "replace")
+    meta = dict(line.partition(": ")[::2] for line in text.split("\n\n", 1)[-1].splitlines() if ": " in line)
+    epoch = meta.get("Shift-Epoch", "").strip()
+    if not epoch.isdigit():
+        return None
+    at = next((line.rsplit(" ", 2)[-2] for line in text.split("\n\n", 1)[0].splitlines()
+               if line.startswith("committer ")), "")
+    return Claim(int(epoch), meta.get("Shift-Holder", "").strip() or "unknown", ref, at,
+                 meta.get("Shift-Lease-Until", "").strip())
+
+
 def newest(git: Callable[..., str], run: str) -> Claim | None:
     found = claims(git, run)
     return max(found, key=lambda c: (c.epoch, c.ref.startswith(LEDGERS))) if found else None
