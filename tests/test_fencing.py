@@ -117,9 +117,9 @@ def test_after_b_takes_over_a_running_agent_on_a_can_write_nothing(two_machines:
     assert not ledger["effects"] and not ledger["pending_checks"]
 
     commit = a.commit("A commits after the takeover")
-    assert commit.returncode == 1 and "[rule 8]" in commit.stderr and "machine-b" in commit.stderr
+    assert commit.returncode == 1 and "[rule 9]" in commit.stderr and "machine-b" in commit.stderr
     active = a.run(["git", "commit", "-q", "-m", "again, the run active"], env={"SHIFT_RUN": "demo"})
-    assert active.returncode == 1 and "[rule 8] run demo was taken over: epoch 2" in active.stderr
+    assert active.returncode == 1 and "[rule 9] run demo was taken over: epoch 2" in active.stderr
     a.ok("sync")
     assert remote_tip(origin) == b_tip, "nothing A did after the takeover reached the remote"
     assert remote_ledger(origin)["checkpoint"]["step"] == "B step 3"

@@ -260,12 +260,12 @@ def _json_or_empty(data: bytes | None) -> Mapping[str, Any]:
 
 
 def _not_fenced(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
-    """Rule 8: a holder of an older owner epoch commits nothing once it can see the newer one."""
+    """Rule 9: a holder of an older owner epoch commits nothing once it can see the newer one."""
     return _fenced(staging.run, document, staging.newest_claim)
 
 
 def fenced_ledger(ledger: Ledger, claim: Any) -> list[Problem]:
-    """Rule 8 for a staged ledger of a run that is not active here (the hook has no active run)."""
+    """Rule 9 for a staged ledger of a run that is not active here (the hook has no active run)."""
     if claim is None or not ledger.changed or ledger.staged is None:
         return []
     return _fenced(ledger.run, _json_or_empty(ledger.staged), claim)
@@ -277,7 +277,7 @@ def _fenced(run: str, document: Mapping[str, Any], claim: Any) -> list[Problem]:
     mine = epoch if isinstance(epoch, int) else 0
     if claim is None or claim.epoch <= mine or mine == 0:
         return []
-    return [Problem(8, f"run {run} was taken over: {claim.describe()}; this ledger holds owner epoch {mine}",
+    return [Problem(9, f"run {run} was taken over: {claim.describe()}; this ledger holds owner epoch {mine}",
                     (run,), (f"stop writing to run {run} here; `shiftgit resume {run}` shows the newer record",))]
 
 
