@@ -75,10 +75,10 @@ def test_a_dropped_history_entry_is_named(run_repo: Repo) -> None:
         step(run_repo, n)
     edit_ledger(run_repo, lambda d: d.update(history=[h for h in d["history"] if h["seq"] != 2]))
     code, report = chain(run_repo)
-    assert code == 1 and "checkpoint #2 is missing (dropped)" in report["first"]["what"]
+    assert code == 1 and "checkpoint #2 is missing from the history (dropped)" in report["first"]["what"]
     assert report["first"]["seq"] == 3
     stderr = refused_commit(run_repo)
-    assert "checkpoint #3: out of sequence after #1: checkpoint #2 is missing (dropped)" in stderr
+    assert "checkpoint #3: checkpoint #2 is missing from the history (dropped)" in stderr
 
 
 @pytest.mark.parametrize("where", ["checkpoint", "lease"])

@@ -87,14 +87,20 @@ def ledger_breaks(document: Doc) -> list[Break]:
     point = document.get("checkpoint")
     history = [e for e in document.get("history") or [] if isinstance(e, Mapping) and "digest" in e]
     links = [*history, *([point] if is_chained(point) else [])]
+    digests: dict[int, set[Any]] = {}
+    for entry in history:  # a seq twice is a fork two branches' ledgers merged: either may be linked to
+        digests.setdefault(_seq(entry) or 0, set()).add(entry.get("digest"))
+    lowest = min((_seq(link) or 0 for link in links), default=0)
     found: list[Break] = []
-    for before, after in zip(links, links[1:], strict=False):
-        seq, expected = _seq(after), (_seq(before) or 0) + 1
-        if seq != expected:
-            what = "inserted" if seq is not None and seq < expected else f"checkpoint #{expected} is missing (dropped)"
-            found.append(Break(seq, f"out of sequence after #{_seq(before)}: {what}"))
-        elif after.get("prev") != before.get("digest"):
-            found.append(Break(seq, f"its prev is not the digest of checkpoint #{_seq(before)} (that one was "
+    for link in links:
+        seq = _seq(link)
+        if seq is None or seq <= lowest:
+            continue
+        before = digests.get(seq - 1)
+        if not before:
+            found.append(Break(seq, f"checkpoint #{seq - 1} is missing from the history (dropped)"))
+        elif link.get("prev") not in before:
+            found.append(Break(seq, f"its prev is not the digest of checkpoint #{seq - 1} (that one was "
                                     "rewritten, or this one was inserted)"))
     return found + epoch_breaks(document, links)
 
