@@ -138,3 +138,23 @@ def test_with_an_ssh_signing_key_snapshot_and_ledger_commits_are_signed_and_chec
     run_repo.git("update-ref", "refs/shift/ledgers/demo", forged)
     code, report = chain(run_repo)
     assert code == 1 and any("bad signature" in b["what"] for b in report["breaks"]), report
+
+
+def test_the_digest_ignores_empty_fields_a_later_shiftgit_adds_and_nothing_else() -> None:
+    from shiftgit.ledger.chain import digest
+
+    point = {"id": "p1", "seq": 1, "at": "2026-01-01T00:00:00Z", "step": "a", "checks": [{"exit_code": 0}]}
+    assert digest(point) == digest({**point, "turn": None, "unrecorded": [], "milestone": False, "run": "demo"})
+    assert digest(point) != digest({**point, "step": "b"})
+    assert digest(point) != digest({**point, "checks": [{"exit_code": 1}]})
+
+
+def test_the_merge_driver_keeps_the_newer_owner_lease_and_every_epoch() -> None:
+    from shiftgit.ledger.merge import _lease
+
+    one = {"epoch": 1, "holder": {"host": "a"}, "renewed_at": "T1", "epochs": [{"epoch": 1, "at": "T0"}]}
+    two = {"epoch": 2, "holder": {"host": "b"}, "renewed_at": "T0", "epochs": [{"epoch": 1, "at": "T0"},
+                                                                              {"epoch": 2, "at": "T0"}]}
+    merged = _lease(one, two)
+    assert merged["holder"] == {"host": "b"} and [e["epoch"] for e in merged["epochs"]] == [1, 2]
+    assert _lease(one, None) == one
