@@ -285,7 +285,7 @@ def test_a_fresh_clone_rebuilds_the_checkpoint_content_with_its_modes(run_repo: 
     tree = run_repo.ledger("demo")["checkpoint"]["tree"]
     other.write("README.md", "edited in the clone\n")  # so no tree this clone writes equals the checkpoint's
     assert other.run(["git", "cat-file", "-e", tree]).returncode != 0  # not sent by the clone
-    code, report = _resume(other, "demo", "--no-run")
+    code, report = _resume(other, "demo", "--no-run", "--take-over")  # the first clone's lease is still running
     assert other.run(["git", "cat-file", "-e", tree]).returncode == 0  # rebuilt from base + files, identical
     assert (code, report["changes"]["after_checkpoint"]) == (3, ["README.md"]), report["reasons"]
     os.remove(other.path / "README.md")

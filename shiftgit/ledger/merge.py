@@ -271,7 +271,7 @@ def merge_ledgers(base: Mapping[str, Any] | None, ours: Mapping[str, Any], their
     out["checkpoint"], out["history"] = _checkpoints(o, t)
     out["pending_checks"] = _pending(m, old.get("pending_checks", []), o, t, out["checkpoint"])
     out["spend"] = _spend(old.get("spend") if b is not None else None, o.get("spend", {}), t.get("spend", {}))
-    if o.get("lease") or t.get("lease"):
+    if "lease" in o or "lease" in t:
         out["lease"] = _lease(o.get("lease"), t.get("lease"))
     return MergeResult(out, tuple(m.conflicts))
 

@@ -91,6 +91,12 @@ def held_elsewhere(lease: Any, who: Mapping[str, Any]) -> bool:
     return isinstance(lease, Mapping) and not same_place(lease.get("holder"), who) and not is_expired(lease)
 
 
+def is_mine(claim: fence.Claim, who: Mapping[str, Any]) -> bool:
+    """A claim this clone's own ledger ref carries, recorded by this work tree."""
+    where = f"{who.get('host')}:{who.get('worktree')}"
+    return claim.ref.startswith(fence.LEDGERS) and (claim.holder == where or claim.holder.startswith(where + " ("))
+
+
 def held_line(run: str, lease: Mapping[str, Any]) -> str:
     return (f"run {run} is held by {fence.holder_text(lease.get('holder'))} (owner epoch {epoch_of(lease)}) until "
             f"{lease.get('expires_at')}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
@@ -108,14 +114,17 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
     warnings = _fetch(store, run, seconds) if fetch else []
     for line in warnings:  # fail open, but never silently
         sys.stderr.write(line + "\n")
+    who = here(store, environ)
     claim = fence.newer_than(store.repo.git, run, mine)
+    if claim is not None and is_mine(claim, who):  # this work tree took it, on another branch's ledger
+        store.on_write = renewal(run, claim.epoch, who, minutes, taken="continued on this branch")
+        return Ticket(claim.epoch, tuple(warnings))
     if claim is not None and mine > 0:
         raise Fenced(fence.fenced_line(run, mine, claim))
     if claim is not None and not is_expired({"expires_at": claim.until}):  # never held here: someone else holds it
         raise Fenced(f"run {run} is held by {claim.holder} (owner epoch {claim.epoch}, seen on {claim.ref}) until "
                      f"{claim.until}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
                      "holder's writes are refused from then on)")
-    who = here(store, environ)
     if isinstance(lease, Mapping) and held_elsewhere(lease, who):
         raise Fenced(held_line(run, lease))
     if isinstance(lease, Mapping) and same_place(lease.get("holder"), who):
