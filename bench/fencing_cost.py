@@ -6,7 +6,8 @@ Two throw-away repositories (isolated from the machine's git config), one run by
 shiftgit, one by this checkout's (PYTHONPATH), both with `shiftgit init --hooks git` and a started run.
 Every round, in alternating order, each gets an edit, a timed `shiftgit checkpoint`, `git add -A` and
 a timed `git commit` (through the hooks); `<this python> -c pass` is timed in the same rounds.
-Figures are medians; "added" is this checkout's median minus the base's. No publish remote is set:
+Figures are medians; "added" is this checkout's median minus the base's, and the median over rounds of
+(this - base) / that round's python start-up. No publish remote is set:
 with one, `checkpoint` also fetches the run's ledger ref (bounded, 3 s), a network cost of its own.
 """
 
@@ -82,9 +83,10 @@ def main() -> None:
     print(f"python start-up {start:.1f} ms (median of {len(python)}); load average {os.getloadavg()[0]:.2f}")
     for what in ("checkpoint", "commit"):
         base, this = (statistics.median(times[n][what]) for n in ("base", "this"))
-        print(f"{what:>10}: base {base:.1f} ms, this {this:.1f} ms, added {this - base:+.1f} ms "
-              f"= {(this - base) / start:+.2f} start-ups")
-
+        pairs = zip(times["base"][what], times["this"][what], python[2:], strict=True)
+        ratio = statistics.median((t - b) / p for b, t, p in pairs)  # per round: a drifting load skews it less
+        print(f"{what:>10}: base {base:.1f} ms, this {this:.1f} ms, added {this - base:+.1f} ms; "
+              f"median of the rounds' differences {ratio:+.2f} start-ups")
 
 if __name__ == "__main__":
     main()
