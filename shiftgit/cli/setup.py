@@ -14,7 +14,8 @@ from shiftgit.cli.common import store as _store
 @click.command()
 @click.option("--hooks", type=click.Choice(["git", "pre-commit", "none"]), default="git", show_default=True,
               help="Install plain git hooks, add shiftgit to .pre-commit-config.yaml, or install none.")
-@click.option("--agent", "agents", multiple=True, type=click.Choice(["claude", "codex", "gemini"]),
+@click.option("--agent", "agents", multiple=True,
+              type=click.Choice(["claude", "codex", "gemini", "qwen", "copilot", "opencode", "aider"]),
               help="Also wire an agent's own hooks (repeatable).")
 @click.option("--publish", "remote", metavar="REMOTE",
               help="Push every checkpoint to REMOTE in the background (\"publish\" in .shift/config.json).")
