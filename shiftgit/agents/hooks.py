@@ -1,4 +1,5 @@
-"""`shiftgit hook <agent> <event>`: coding-agent hooks (Claude Code, Codex, Gemini CLI).
+"""`shiftgit hook <agent> <event>`: coding-agent hooks (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI,
+OpenCode's plugin).
 
 Each reads the agent's JSON on stdin and answers in that agent's format (agents/events.py says what
 each event does):
@@ -8,7 +9,8 @@ each event does):
   when the agent is already continuing because of a stop hook; a turn the gate lets end is counted;
 - save / end (pre-compact / session-end): record a checkpoint when something changed and the compacted
   conversation (agents/autosave.py); session end also closes the session's entry.
-They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log.
+They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log; so
+does an agent version whose major number shiftgit does not know (agents/versions.py).
 They never run a recorded command. The hot path (the gate) imports no click, jsonschema, pygit2 or
 ledger model: it reads the ledger's JSON (`Store.document`).
 """
@@ -101,9 +103,16 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
     if pick is None or isinstance(pick, Answer):  # no run fits (a session start is told which runs there are)
         return pick
     run, note = pick
-    if kind == "brief":
-        return brief(store, run, agent, event, payload, note)
-    if kind == "gate":
+    if kind in ("brief", "gate"):
+        from shiftgit.agents.versions import detect
+
+        version = detect(agent)
+        if not version.known:
+            log(repo, agent, event, version.unknown_line())
+        if kind == "brief":
+            return brief(store, run, agent, event, payload, note, made_for=version.label())
+        if not version.known:  # fail open: an input or answer format shiftgit does not know never blocks
+            return None
         return end_of_turn(store, run, agent, payload)
     from shiftgit.agents import autosave, sessions
 
@@ -132,7 +141,8 @@ def _discover(store: Any, kind: str) -> tuple[str, str | None] | Answer | None:
     return pick.run, pick.note
 
 
-def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked: str | None = None) -> Answer:
+def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked: str | None = None,
+          made_for: str | None = None) -> Answer:
     """The briefing first (it quotes the ledger as committed), then the session joins the ledger."""
     from shiftgit.agents import sessions
     from shiftgit.agents.brief import session_context
@@ -140,7 +150,7 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked
     from shiftgit.errors import ShiftError
 
     context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m),
-                              shiftgit=shiftgit_command(store.repo), picked=picked)
+                              shiftgit=shiftgit_command(store.repo), picked=picked, made_for=made_for)
     try:
         sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript)
         sessions.start(store, run, agent, payload.session)
