@@ -80,7 +80,7 @@ def cli() -> None:
 
 
 COMMANDS: tuple[click.Command, ...] = (
-    setup.init, runs.start, runs.check, runs.checkpoint, reports.status, reports.show, reports.validate,
+    setup.init, setup.doctor, runs.start, runs.check, runs.checkpoint, reports.status, reports.show, reports.validate,
     runs.constraint, runs.amend, runs.stop, runs.finish, setup.demo,
     effects.effect, approvals.approval, approvals.service,
     sync.merge_driver, sync.sync_command,
