@@ -35,7 +35,8 @@ def trust_everything(repo: Repo, home: Path) -> None:
     state = "".join(f'\n[hooks.state."{hooks}:{event}:0:0"]\ntrusted_hash = "sha256:00"\n'
                     for event in ("session_start", "stop", "pre_compact", "session_end"))
     (home / ".codex").mkdir(exist_ok=True)
-    (home / ".codex" / "config.toml").write_text(f'model = "x"\n\n[projects."{root}"]\ntrust_level = "trusted"\n{state}')
+    project = f'[projects."{root}"]\ntrust_level = "trusted"\n'
+    (home / ".codex" / "config.toml").write_text(f'model = "x"\n\n{project}{state}')
     (home / ".profile").write_text(f'export PATH="{BIN}:$PATH"\n')
 
 
