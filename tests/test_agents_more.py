@@ -21,6 +21,7 @@ def test_qwen_settings_take_claude_style_hooks_and_keep_everything_else(repo: Re
     first = repo.read(".qwen/settings.json")
     settings = json.loads(first)
     assert settings["model"] == {"name": "qwen3-coder"}
+    assert settings["$version"] == 4  # what Qwen Code 0.24 adds on its first run, dirtying the tree
     assert settings["hooks"]["Stop"][0] == mine
     assert set(settings["hooks"]) == {"SessionStart", "Stop", "PreCompact", "SessionEnd"}
     ours = settings["hooks"]["Stop"][1]["hooks"][0]

@@ -29,6 +29,7 @@ def trust_everything(repo: Repo, home: Path) -> None:
     for agent in ("gemini", "qwen"):
         (home / f".{agent}").mkdir(exist_ok=True)
         (home / f".{agent}" / "trustedFolders.json").write_text(json.dumps({root: "TRUST_FOLDER"}))
+    (home / ".qwen" / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
     (home / ".copilot").mkdir(exist_ok=True)
     (home / ".copilot" / "config.json").write_text(json.dumps({"trusted_folders": [root]}))
     hooks = repo.path / ".codex" / "hooks.json"

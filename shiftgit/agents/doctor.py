@@ -185,7 +185,7 @@ def hooks_current(root: Path, agent: str) -> Check:
     try:
         document = install.read_config(root / config.path, config.path)
         retired = install.retire_hooks(document, agent, config)
-        missing = install.merge_hooks(document, agent, config)
+        missing = install.merge_hooks(document, agent, config) + install.merge_defaults(document, config)
     except Exception as exc:  # a broken config: say so, whatever it is
         return Check("hooks", False, str(exc), f"fix {config.path}, then run {fix}")
     if missing or retired:

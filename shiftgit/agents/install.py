@@ -32,6 +32,7 @@ class AgentConfig:
     timeouts: Mapping[str, int] = field(default_factory=dict)  # per event, where the agent imposes its own
     retired: tuple[str, ...] = ()  # events an older shiftgit wired and this one removes
     flat: bool = False  # Copilot: event -> handlers (no matcher groups), the command under "bash"
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # top-level keys set when absent
 
 
 AGENTS: dict[str, AgentConfig] = {
@@ -45,12 +46,15 @@ AGENTS: dict[str, AgentConfig] = {
     "gemini": AgentConfig(".gemini/settings.json", {"SessionStart": "session-start", "AfterAgent": "after-agent",
                                                     "SessionEnd": "session-end"}, 30_000,
                           retired=("pre-compress",)),
-    # Qwen Code takes Claude Code's events and answers (timeouts in seconds)
+    # Qwen Code takes Claude Code's events and answers (timeouts in seconds); 0.24 adds "$version": 4 to a
+    # settings file without one at every start, which would leave the work tree dirty after each session
     "qwen": AgentConfig(".qwen/settings.json", {"SessionStart": "session-start", "Stop": "stop",
-                                                "PreCompact": "pre-compact", "SessionEnd": "session-end"}, 30),
+                                                "PreCompact": "pre-compact", "SessionEnd": "session-end"}, 30,
+                        defaults={"$version": 4}),
     # Copilot CLI reads every .github/hooks/*.json: shiftgit keeps its own file there
     "copilot": AgentConfig(".github/hooks/shiftgit.json", {"sessionStart": "session-start", "agentStop": "agent-stop",
-                                                           "sessionEnd": "session-end"}, 30, flat=True),
+                                                           "sessionEnd": "session-end"}, 30, flat=True,
+                           defaults={"version": 1}),
 }
 JSON_AGENTS = tuple(AGENTS)
 ALL_AGENTS = (*JSON_AGENTS, *wiring.AGENTS)
@@ -73,8 +77,9 @@ TRUST_STEPS: dict[str, tuple[str, ...]] = {
         "`--skip-trust` runs without the project's hooks, GEMINI_CLI_TRUST_WORKSPACE=true runs with them.",
     ),
     "qwen": (
-        "Qwen Code loads project hooks only in a trusted folder: run `qwen` here once and trust the folder "
-        "(kept in ~/.qwen/trustedFolders.json); `--safe-mode` and `--bare` load no hooks.",
+        "Qwen Code runs project hooks as they are unless folder trust is on (security.folderTrust.enabled); "
+        "then run `qwen` here once and trust the folder (kept in ~/.qwen/trustedFolders.json). `--safe-mode` "
+        "and `--bare` load no hooks.",
     ),
     "copilot": (
         "Copilot CLI runs a repository's hooks only in a trusted folder: run `copilot` here once and trust "
@@ -142,15 +147,19 @@ def install(repo: Repo, agent: str) -> list[str]:
     document = read_config(path, config.path)
     removed = retire_hooks(document, agent, config)
     added = merge_hooks(document, agent, config)
+    keys = merge_defaults(document, config)
     lines = []
-    if added or removed:
+    if added or removed or keys:
         write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
     if added:
         lines.append(f"{agent}: added hooks {', '.join(added)} to {config.path} (commit it)")
     if removed:
         lines.append(f"{agent}: removed shiftgit's {', '.join(removed)} hook from {config.path}, which this "
                      "shiftgit no longer wires (see README, 'Agent integrations')")
-    if not added and not removed:
+    if keys:
+        lines.append(f"{agent}: set {', '.join(json.dumps(k) + ': ' + json.dumps(config.defaults[k]) for k in keys)} "
+                     f"in {config.path}, as {agent} would on its first run")
+    if not added and not removed and not keys:
         lines.append(f"{agent}: hooks already in {config.path}")
     if agent == "codex" and "$schema" in document:
         lines.append(f"{agent}: warning: {config.path} has a $schema key, which Codex rejects; remove it")
@@ -198,8 +207,13 @@ def merge_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> li
         entry = handler(agent, name, config)
         groups.append(entry if config.flat else {"hooks": [entry]})
         added.append(event)
-    if config.flat:
-        document.setdefault("version", 1)
+    return added
+
+
+def merge_defaults(document: dict[str, Any], config: AgentConfig) -> list[str]:
+    """Set the top-level keys the agent would otherwise add itself; returns the keys set."""
+    added = [key for key in config.defaults if key not in document]
+    document.update({key: config.defaults[key] for key in added})
     return added
 
 
@@ -272,4 +286,5 @@ def config_snippet(agent: str) -> dict[str, Any]:
     """The hooks shiftgit installs for `agent`, as a standalone config (the files under hooks/)."""
     document: dict[str, Any] = {}
     merge_hooks(document, agent, AGENTS[agent])
+    merge_defaults(document, AGENTS[agent])
     return document

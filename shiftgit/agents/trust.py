@@ -4,7 +4,8 @@ Read from the user's files, never changed here:
 - Codex: the project trusted (`[projects."<root>"]` in $CODEX_HOME/config.toml) and each shiftgit hook
   trusted (`[hooks.state."<root>/.codex/hooks.json:<event>:<group>:<handler>"]`); Codex keeps a hash per
   hook and asks again when hooks.json changes, which only Codex itself can tell;
-- Gemini CLI and Qwen Code: the folder (or a parent) in `~/.gemini|.qwen/trustedFolders.json`;
+- Gemini CLI and Qwen Code: the folder (or a parent) in `~/.gemini|.qwen/trustedFolders.json` (Qwen: only
+  when its folder trust is on, `security.folderTrust.enabled`, off by default);
 - Copilot CLI: the folder (or a parent) in `trusted_folders` of `~/.copilot/config.json`.
 Claude Code (`claude -p`), OpenCode and Aider have no trust step for hooks.
 """
@@ -41,6 +42,10 @@ def checks(root: Path, agent: str, env: dict[str, str]) -> list[Check]:
             return [Check("trust", True, "GEMINI_CLI_TRUST_WORKSPACE=true")]
         return [folders(root, home / ".gemini" / "trustedFolders.json", "gemini")]
     if agent == "qwen":
+        settings = _json(home / ".qwen" / "settings.json")
+        trust = ((settings or {}).get("security") or {}).get("folderTrust") if isinstance(settings, dict) else None
+        if not (isinstance(trust, dict) and trust.get("enabled") is True):
+            return [Check("trust", True, "folder trust is off (security.folderTrust.enabled): project hooks load")]
         return [folders(root, home / ".qwen" / "trustedFolders.json", "qwen")]
     if agent == "copilot":
         return [copilot(root, home / ".copilot" / "config.json")]
