@@ -87,9 +87,31 @@ def test_aider_config_turns_commit_verification_on_and_keeps_the_rest(repo: Repo
     assert text.startswith(after), text
     assert text.count("git-commit-verify") == 1
     if before and "lint" in before:
-        assert text.endswith("lint: true\n")
+        assert "\nlint: true\n" in text
+    assert text.endswith("test-cmd: shiftgit hook aider after-edit  # shiftgit: tells the model when its work is not "
+                         "recorded\nauto-test: true\n")
     out = repo.ok("init", "--hooks", "none", "--agent", "aider").stdout
     assert "git-commit-verify already on" in out and repo.read(".aider.conf.yml") == text
+
+
+def test_aider_keeps_the_users_own_test_command_and_says_what_that_means(repo: Repo) -> None:
+    repo.write(".aider.conf.yml", "test-cmd: pytest -q\n")
+    out = repo.ok("init", "--hooks", "none", "--agent", "aider").stdout
+    assert repo.read(".aider.conf.yml").startswith("test-cmd: pytest -q\ngit-commit-verify: true")
+    assert "shiftgit hook aider" not in repo.read(".aider.conf.yml")
+    assert "kept your test-cmd" in out and "not to the model" in out
+
+
+def test_aiders_test_command_fails_once_per_staleness_with_the_reason(run_repo: Repo) -> None:
+    run_repo.ok("checkpoint", "--step", "started")
+    run_repo.commit("started")
+    assert run_repo.sg("hook", "aider", "after-edit").returncode == 0  # fresh: the tests "pass"
+    run_repo.write("notes.txt", "unrecorded\n")
+    held = run_repo.sg("hook", "aider", "after-edit")
+    assert held.returncode == 1 and "is stale:" in held.stdout and "notes.txt" in held.stdout
+    assert "shiftgit checkpoint" in held.stdout
+    again = run_repo.sg("hook", "aider", "after-edit")
+    assert again.returncode == 0 and again.stdout == ""  # told once: Aider never loops on it
 
 
 @pytest.mark.parametrize("agent,needles", [

@@ -19,5 +19,7 @@ EVENTS: dict[str, dict[str, str]] = {
     "copilot": {"session-start": "brief", "agent-stop": "gate", "session-end": "end"},
     # OpenCode's plugin (agents/wiring.py): first model request, session.idle, session compacting
     "opencode": {"session-start": "brief", "session-idle": "gate", "pre-compact": "save"},
+    # Aider's test command after each edit (agents/wiring.py): fails once per staleness with the reason
+    "aider": {"after-edit": "gate"},
 }
 AGENTS = tuple(EVENTS)

@@ -54,7 +54,9 @@ def main(agent: str, args: list[str], *, stdin: IO[bytes] | None = None, stdout:
         known = "; ".join(f"{a}: {', '.join(e)}" for a, e in EVENTS.items())
         err.write(f"shiftgit: unknown agent hook {' '.join([agent, *args])!r} (known: {known})\n")
         return 1
-    payload, problem = parse_payload(_read(stdin))
+    payload, problem = parse_payload(b"" if agent == "aider" else _read(stdin))
+    if agent == "aider":  # a test command: no input; the hold is once per staleness for the repository
+        payload = payload._replace(session="aider", stop_hook_active=False)
     where = _workdir(payload, cwd)
     repo = _open_repo(where)
     if problem and repo is not None:
@@ -68,7 +70,7 @@ def main(agent: str, args: list[str], *, stdin: IO[bytes] | None = None, stdout:
             log(repo, agent, event, f"{exc!r}\n{traceback.format_exc()}")
         answer = None
     _write(out, render(agent, answer))
-    return 0
+    return 1 if agent == "aider" and answer is not None and answer.block is not None else 0
 
 
 def parse_payload(raw: bytes) -> tuple[Payload, str | None]:
@@ -171,7 +173,10 @@ def end_of_turn(store: Any, run: str, agent: str, payload: Payload) -> Answer | 
 
 
 def render(agent: str, answer: Answer | None) -> str:
-    """The agent's own output format; empty (Gemini: `{}`) when there is nothing to say."""
+    """The agent's own output format; empty (Gemini: `{}`) when there is nothing to say. Aider's test
+    command prints the reason as text (and fails: `main`)."""
+    if agent == "aider":
+        return f"{answer.block}\n" if answer is not None and answer.block is not None else ""
     body: dict[str, Any] = {}
     if answer is not None and answer.context is not None:
         body = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": answer.context}}

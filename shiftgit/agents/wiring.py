@@ -6,7 +6,10 @@
   before a compaction. The file carries a version line: an older one is replaced, a foreign one refused.
 - Aider has no hook events, but it runs git's commit hooks on its own commits when `git-commit-verify`
   is on: shiftgit sets it in `.aider.conf.yml` (merged line by line, every other line kept), so the
-  commit gate refuses a commit whose ledger is stale and Aider shows the model the reason.
+  commit gate refuses a commit whose ledger is stale. Aider shows a refused commit to the user only; what
+  it shows the model is a failed test command. So when no `test-cmd` is configured, shiftgit sets
+  `test-cmd: shiftgit hook aider after-edit` and `auto-test: true`: after each edit that hook fails, once
+  per staleness, with the end-of-turn reason, which Aider hands the model.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ PLUGIN_VERSION = 1
 PLUGIN_MARK = "// shiftgit plugin for OpenCode, version "
 VERIFY_KEY = re.compile(r"^git-commit-verify\s*:\s*(?P<value>[^#\n]*?)\s*(#.*)?$", re.MULTILINE)
 VERIFY_LINE = "git-commit-verify: true  # shiftgit: run git's commit hooks (the commit gate) on Aider's commits"
+TEST_KEY = re.compile(r"^(test-cmd|auto-test)\s*:", re.MULTILINE)
+TEST_LINES = ("test-cmd: shiftgit hook aider after-edit  # shiftgit: tells the model when its work is not recorded\n"
+              "auto-test: true\n")
 TRUE = ("true", "yes", "on", "y")
 
 TRUST_STEPS: dict[str, tuple[str, ...]] = {
@@ -160,15 +166,27 @@ def aider_verifies(text: str | None) -> bool:
 
 
 def _install_aider(root: Path) -> list[str]:
-    text = _aider_text(root)
+    text = _aider_text(root) or ""
+    lines = []
     if aider_verifies(text):
-        return [f"aider: git-commit-verify already on in {AIDER_CONF}"]
-    if text and VERIFY_KEY.search(text):
-        updated = VERIFY_KEY.sub(VERIFY_LINE, text)
-        line = f"aider: turned git-commit-verify on in {AIDER_CONF} (it was off; commit it)"
+        lines.append(f"aider: git-commit-verify already on in {AIDER_CONF}")
+    elif VERIFY_KEY.search(text):
+        text = VERIFY_KEY.sub(VERIFY_LINE, text)
+        lines.append(f"aider: turned git-commit-verify on in {AIDER_CONF} (it was off; commit it)")
     else:
-        base = text or ""
-        updated = base + ("" if not base or base.endswith("\n") else "\n") + VERIFY_LINE + "\n"
-        line = f"aider: added git-commit-verify: true to {AIDER_CONF} (commit it)"
-    write_atomic(root / AIDER_CONF, updated.encode())
-    return [line]
+        text = _append(text, VERIFY_LINE + "\n")
+        lines.append(f"aider: added git-commit-verify: true to {AIDER_CONF} (commit it)")
+    keys = set(TEST_KEY.findall(text))
+    if not keys:
+        text = _append(text, TEST_LINES)
+        lines.append(f"aider: added test-cmd: shiftgit hook aider after-edit and auto-test: true to {AIDER_CONF}")
+    elif "shiftgit hook aider" not in text:
+        lines.append(f"aider: kept your {' and '.join(sorted(keys))} in {AIDER_CONF}; a refused commit is then shown "
+                     "to you, not to the model (see README, 'Agent integrations')")
+    if any("added" in line or "turned" in line for line in lines):
+        write_atomic(root / AIDER_CONF, text.encode())
+    return lines
+
+
+def _append(text: str, lines: str) -> str:
+    return text + ("" if not text or text.endswith("\n") else "\n") + lines
