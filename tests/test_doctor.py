@@ -31,7 +31,7 @@ def trust_everything(repo: Repo, home: Path) -> None:
         (home / f".{agent}" / "trustedFolders.json").write_text(json.dumps({root: "TRUST_FOLDER"}))
     (home / ".qwen" / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
     (home / ".copilot").mkdir(exist_ok=True)
-    (home / ".copilot" / "config.json").write_text(json.dumps({"trusted_folders": [root]}))
+    (home / ".copilot" / "config.json").write_text(json.dumps({"trustedFolders": [root]}))
     hooks = repo.path / ".codex" / "hooks.json"
     state = "".join(f'\n[hooks.state."{hooks}:{event}:0:0"]\ntrusted_hash = "sha256:00"\n'
                     for event in ("session_start", "stop", "pre_compact", "session_end"))
@@ -121,7 +121,7 @@ BREAKAGES: dict[str, tuple[Callable[[Repo, Path], Any], str | None, str, str]] =
                          "trust the folder"),
     "qwen distrusted": (lambda r, h: (h / ".qwen/trustedFolders.json").write_text(
         json.dumps({str(r.path): "DO_NOT_TRUST"})), "qwen", "trust", "trust the folder"),
-    "copilot untrusted": (lambda r, h: (h / ".copilot/config.json").write_text("{}"), "copilot", "trust",
+    "copilot untrusted": (lambda r, h: (h / ".copilot/config.json").write_text("// managed\n{}"), "copilot", "trust",
                           "--trust-folder"),
     "unknown agent version": (lambda r, h: (Path(r.git("rev-parse", "--absolute-git-dir").strip()) / "shift" /
                                             "hooks.log").write_text(

@@ -83,7 +83,8 @@ def parse_payload(raw: bytes) -> tuple[Payload, str | None]:
         return Payload(), f"expected a JSON object, got {type(data).__name__}"
     from shiftgit.agents.sessions import session_id
 
-    session, cwd, transcript = data.get("session_id"), data.get("cwd"), data.get("transcript_path")
+    session, cwd = data.get("session_id", data.get("sessionId")), data.get("cwd")  # Copilot: camelCase
+    transcript = data.get("transcript_path", data.get("transcriptPath"))
     return Payload(
         session=session_id(session[:200]) if isinstance(session, str) and session else "unknown",
         cwd=cwd if isinstance(cwd, str) and cwd else None,
@@ -178,7 +179,9 @@ def render(agent: str, answer: Answer | None) -> str:
     if agent == "aider":
         return f"{answer.block}\n" if answer is not None and answer.block is not None else ""
     body: dict[str, Any] = {}
-    if answer is not None and answer.context is not None:
+    if answer is not None and answer.context is not None and agent == "copilot":  # Copilot CLI 1.0: top level
+        body = {"additionalContext": answer.context}
+    elif answer is not None and answer.context is not None:
         body = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": answer.context}}
     elif answer is not None and answer.block is not None:
         body = {"decision": "deny" if agent == "gemini" else "block", "reason": answer.block}

@@ -83,7 +83,8 @@ TRUST_STEPS: dict[str, tuple[str, ...]] = {
     ),
     "copilot": (
         "Copilot CLI runs a repository's hooks only in a trusted folder: run `copilot` here once and trust "
-        "the folder; `copilot -p` needs `--trust-folder` (or the folder trusted before).",
+        "the folder (kept in trustedFolders, ~/.copilot/config.json); `copilot -p` needs `--trust-folder` "
+        "(or the folder trusted before).",
     ),
     **wiring.TRUST_STEPS,
 }

@@ -6,7 +6,7 @@ Read from the user's files, never changed here:
   hook and asks again when hooks.json changes, which only Codex itself can tell;
 - Gemini CLI and Qwen Code: the folder (or a parent) in `~/.gemini|.qwen/trustedFolders.json` (Qwen: only
   when its folder trust is on, `security.folderTrust.enabled`, off by default);
-- Copilot CLI: the folder (or a parent) in `trusted_folders` of `~/.copilot/config.json`.
+- Copilot CLI: the folder (or a parent) in `trustedFolders` of `~/.copilot/config.json`.
 Claude Code (`claude -p`), OpenCode and Aider have no trust step for hooks.
 """
 
@@ -48,7 +48,7 @@ def checks(root: Path, agent: str, env: dict[str, str]) -> list[Check]:
             return [Check("trust", True, "folder trust is off (security.folderTrust.enabled): project hooks load")]
         return [folders(root, home / ".qwen" / "trustedFolders.json", "qwen")]
     if agent == "copilot":
-        return [copilot(root, home / ".copilot" / "config.json")]
+        return [copilot(root, home / ".copilot")]
     return []
 
 
@@ -70,13 +70,16 @@ def folders(root: Path, path: Path, agent: str) -> Check:
                    f"{agent}  # run it here once and trust the folder")
 
 
-def copilot(root: Path, path: Path) -> Check:
-    data = _json(path)
-    trusted = data.get("trusted_folders") if isinstance(data, dict) else None
-    if isinstance(trusted, list) and any(isinstance(f, str) and _under(root, f) for f in trusted):
-        return Check("trust", True, f"{root} is trusted ({path})")
-    return Check("trust", False, f"{root} is not in trusted_folders of {path}: Copilot runs no repository hooks "
-                   "here", "copilot  # run it here once and trust the folder (copilot -p: --trust-folder)")
+def copilot(root: Path, home: Path) -> Check:
+    """`trustedFolders` in ~/.copilot/config.json (Copilot manages it; `//` comments; seen with 1.0.102)."""
+    for path in (home / "config.json",):
+        data = _json(path, comments=True)
+        trusted = (data.get("trustedFolders") or data.get("trusted_folders")) if isinstance(data, dict) else None
+        if isinstance(trusted, list) and any(isinstance(f, str) and _under(root, f) for f in trusted):
+            return Check("trust", True, f"{root} is trusted ({path})")
+    return Check("trust", False, f"{root} is not in trustedFolders of {home / 'config.json'}: Copilot runs no "
+                 "repository hooks here", "copilot  # run it here once and trust the folder (copilot -p: "
+                 "--trust-folder)")
 
 
 def codex(root: Path, home: Path) -> list[Check]:
@@ -130,8 +133,11 @@ def _table(text: str, name: str, key: str, value: str | None) -> bool:
     return False
 
 
-def _json(path: Path) -> Any:
+def _json(path: Path, *, comments: bool = False) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if comments:
+            text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+        return json.loads(text)
     except (OSError, ValueError):
         return None

@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from ._clis import Driver, capture_hooks
+from ._clis import Driver, capture_command, capture_hooks
 from ._fakemodel import MODEL, AnthropicApi, Api, Text, ToolCall, Turn, send_json, send_sse
-from ._harness import INSTALL_TIMEOUT, QWEN, CliSpec, Sandbox, Unavailable
+from ._harness import COPILOT, INSTALL_TIMEOUT, QWEN, CliSpec, Sandbox, Unavailable
 
 QWEN_MODEL = "claude-sonnet-4-5"
 
@@ -65,6 +65,52 @@ class QwenDriver(Driver):
 
     def shell(self, command: str) -> ToolCall:
         return ToolCall("run_shell_command", {"command": command, "description": "run a command"})
+
+
+# -- GitHub Copilot CLI --------------------------------------------------------------------------------
+
+COPILOT_MODEL = "claude-sonnet-4.5"
+
+
+class CopilotDriver(Driver):
+    """Copilot CLI in BYOK mode (COPILOT_PROVIDER_BASE_URL, the Anthropic protocol: no GitHub sign-in);
+    repository hooks from `.github/hooks/*.json`, which run only in a trusted folder: trustedFolders in
+    ~/.copilot/config.json, or `--trust-folder` for one `copilot -p`. The capture hooks are a second
+    repository hooks file kept out of git (`.git/info/exclude`)."""
+
+    spec = COPILOT
+    end_of_turn = ("agentStop", "agent-stop")
+    captured = ("sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "agentStop", "sessionEnd")
+
+    def api(self) -> Api:
+        return AnthropicApi()
+
+    def prepare(self, box: Sandbox, *, trust: bool = True) -> None:
+        config = box.home / ".copilot"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config.json").write_text(json.dumps({"trustedFolders": [str(box.ws.path)] if trust else []}))
+        hooks = {event: [{"type": "command", "bash": capture_command(event), "timeoutSec": 30}]
+                 for event in self.captured}
+        (box.ws.path / ".github" / "hooks" / "capture.json").write_text(json.dumps({"version": 1, "hooks": hooks}))
+        with open(box.ws.path / ".git" / "info" / "exclude", "a") as exclude:
+            exclude.write(".github/hooks/capture.json\n")
+
+    def argv(self, box: Sandbox, prompt: str, url: str, *, resume: bool = False, extra: tuple[str, ...] = ()
+             ) -> list[str]:
+        return [str(self.binary), "-p", prompt, *(["--continue"] if resume else []), "--allow-all",
+                "--disable-client-telemetry", "--output-format", "json", *extra]
+
+    def env(self, box: Sandbox, url: str) -> dict[str, str]:
+        env = super().env(box, url)
+        env.update({"COPILOT_PROVIDER_BASE_URL": url, "COPILOT_PROVIDER_TYPE": "anthropic",
+                    "COPILOT_PROVIDER_API_KEY": "sk-ant-fake-for-tests", "COPILOT_MODEL": COPILOT_MODEL})
+        return env
+
+    def edit(self, box: Sandbox, rel: str, content: str, *, tokens: int | None = None) -> ToolCall:
+        return ToolCall("create", {"path": str(box.ws.path / rel), "file_text": content}, tokens=tokens)
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("bash", {"command": command, "description": "run a command"})
 
 
 # -- Aider (PyPI) ------------------------------------------------------------------------------------
