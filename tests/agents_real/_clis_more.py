@@ -8,16 +8,21 @@ headless session against the fake model.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from ._clis import Driver, capture_command, capture_hooks
-from ._fakemodel import MODEL, AnthropicApi, Api, Text, ToolCall, Turn, send_json, send_sse
-from ._harness import COPILOT, INSTALL_TIMEOUT, QWEN, CliSpec, Sandbox, Unavailable
+from ._fakemodel import MODEL, AnthropicApi, Api, FakeModel, Request, Text, ToolCall, Turn, send_json, send_sse
+from ._harness import COPILOT, INSTALL_TIMEOUT, OPENCODE, QWEN, CliSpec, Finished, Sandbox, Unavailable
 
 QWEN_MODEL = "claude-sonnet-4-5"
 
@@ -108,6 +113,48 @@ class CopilotDriver(Driver):
 
     def edit(self, box: Sandbox, rel: str, content: str, *, tokens: int | None = None) -> ToolCall:
         return ToolCall("create", {"path": str(box.ws.path / rel), "file_text": content}, tokens=tokens)
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("bash", {"command": command, "description": "run a command"})
+
+
+# -- OpenCode --------------------------------------------------------------------------------------------
+
+OPENCODE_MODEL = "anthropic/claude-sonnet-4-5"
+
+
+class OpenCodeDriver(Driver):
+    """OpenCode: its built-in Anthropic provider with `baseURL` at the fake model (~/.config/opencode/opencode.json,
+    rewritten per run), models.dev and updates off; `opencode run` headless. It takes the project directory
+    from $PWD, not from its working directory. shiftgit's plugin (`.opencode/plugin/shiftgit.js`) is the only
+    hook; there is no capture hook."""
+
+    spec = OPENCODE
+    end_of_turn = ("session.idle", "session-idle")
+    captured = ()
+
+    def api(self) -> Api:
+        return AnthropicApi()
+
+    def prepare(self, box: Sandbox) -> None:
+        (box.home / ".config" / "opencode").mkdir(parents=True, exist_ok=True)
+
+    def argv(self, box: Sandbox, prompt: str, url: str, *, resume: bool = False, extra: tuple[str, ...] = ()
+             ) -> list[str]:
+        return [str(self.binary), "run", prompt, *(["--continue"] if resume else []), "--print-logs", *extra]
+
+    def env(self, box: Sandbox, url: str) -> dict[str, str]:
+        config = {"provider": {"anthropic": {"options": {"baseURL": f"{url}/v1", "apiKey": "sk-ant-fake-for-tests"}}},
+                  "model": OPENCODE_MODEL, "autoupdate": False, "share": "disabled",
+                  "permission": {"edit": "allow", "bash": "allow"}}
+        (box.home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(config))
+        env = super().env(box, url)
+        env.update({"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+                    "PWD": str(box.ws.path)})
+        return env
+
+    def edit(self, box: Sandbox, rel: str, content: str, *, tokens: int | None = None) -> ToolCall:
+        return ToolCall("write", {"filePath": str(box.ws.path / rel), "content": content}, tokens=tokens)
 
     def shell(self, command: str) -> ToolCall:
         return ToolCall("bash", {"command": command, "description": "run a command"})
@@ -206,3 +253,64 @@ def install_aider(root: Path) -> Path:
         raise Unavailable(f"`pip install aider-chat=={AIDER_VERSION}` failed (exit {proc.returncode}): "
                           + " | ".join(tail))
     return binary
+
+
+def run_served(driver: OpenCodeDriver, box: Sandbox, script: Sequence[Turn], *, prompt: str,
+               settle: float = 4.0, bound: float = 150.0) -> tuple[Finished, list[Request]]:
+    """One OpenCode session the way its TUI runs one: `opencode serve` (the server the TUI talks to), a
+    session created and prompted over its HTTP API; over when no model request came for `settle` seconds
+    after the prompt's reply. (`opencode run` exits as soon as the session goes idle, before a plugin can
+    answer session.idle.)"""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = box.home / "opencode-serve.log"
+    started = time.monotonic()
+    with FakeModel(driver.api(), script, lifetime=bound + 30) as model, open(log, "w") as out:
+        argv = [str(driver.binary), "serve", "--port", str(port), "--hostname", "127.0.0.1", "--print-logs"]
+        proc = subprocess.Popen(argv, cwd=box.ws.path, env=driver.env(box, model.url), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        timed_out = False
+        try:
+            api = f"http://127.0.0.1:{port}"
+            _wait_ready(api, started + 60)
+            session = _call(api, "POST", "/session", {})
+            _call(api, "POST", f"/session/{session['id']}/message", {"parts": [{"type": "text", "text": prompt}]},
+                  timeout=bound)
+            seen, quiet_since = -1, time.monotonic()
+            while time.monotonic() - quiet_since < settle:
+                if time.monotonic() - started > bound:
+                    timed_out = True
+                    break
+                count = len(model.requests)
+                if count != seen:
+                    seen, quiet_since = count, time.monotonic()
+                time.sleep(0.2)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        requests = list(model.requests)
+    text = log.read_text(errors="replace")
+    return Finished(argv, 0, text, "", time.monotonic() - started - settle, timed_out), requests
+
+
+def _call(api: str, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(api + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as answer:
+        raw = answer.read()
+    return json.loads(raw) if raw else None
+
+
+def _wait_ready(api: str, deadline: float) -> None:
+    while True:
+        try:
+            _call(api, "GET", "/session", timeout=5)
+            return
+        except (OSError, ValueError):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"opencode serve did not answer on {api}") from None
+            time.sleep(0.2)
