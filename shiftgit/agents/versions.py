@@ -63,7 +63,7 @@ def detect(agent: str, pid: int | None = None) -> AgentVersion:
 
 
 def _ancestors(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     while pid > 1 and len(found) < ANCESTORS:
         found.append(pid)
         try:
