@@ -52,7 +52,9 @@ def healthy(repo: Repo, tmp_path: Path, isolated: Path) -> Repo:
 
 
 def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for c in report["checks"] if not c["ok"]]
+    found = [c for c in report["checks"] if not c["ok"]]
+    assert report["findings"] == found
+    return found
 
 
 def test_all_is_well_exit_0_and_every_wired_agent_is_checked_and_timed(healthy: Repo) -> None:

@@ -48,7 +48,7 @@ def run(repo: Repo, *, environ: dict[str, str] | None = None, timings: bool = Tr
                      f"shiftgit hook {t['agent']} {t['event']} < payload.json  # see the error, then fix it",
                      t["agent"]) for t in times if t.get("problem")]
     return {"ok": all(c.ok for c in checks), "agents": agents, "checks": [c.to_dict() for c in checks],
-            "timings": times}
+            "findings": [c.to_dict() for c in checks if not c.ok], "timings": times}
 
 
 def wired(root: Path) -> list[str]:
