@@ -256,24 +256,26 @@ def install_aider(root: Path) -> Path:
 
 
 def run_served(driver: OpenCodeDriver, box: Sandbox, script: Sequence[Turn], *, prompt: str,
-               settle: float = 4.0, bound: float = 150.0) -> tuple[Finished, list[Request]]:
+               settle: float = 4.0, bound: float = 150.0, ready: float = 180.0) -> tuple[Finished, list[Request]]:
     """One OpenCode session the way its TUI runs one: `opencode serve` (the server the TUI talks to), a
     session created and prompted over its HTTP API; over when no model request came for `settle` seconds
     after the prompt's reply. (`opencode run` exits as soon as the session goes idle, before a plugin can
-    answer session.idle.)"""
+    answer session.idle.) `ready`: how long the server may take to start (a first start on a loaded
+    machine took over a minute); the session's own time, from the prompt on, is what `Finished` reports."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = box.home / "opencode-serve.log"
     started = time.monotonic()
-    with FakeModel(driver.api(), script, lifetime=bound + 30) as model, open(log, "w") as out:
+    with FakeModel(driver.api(), script, lifetime=ready + bound + 30) as model, open(log, "w") as out:
         argv = [str(driver.binary), "serve", "--port", str(port), "--hostname", "127.0.0.1", "--print-logs"]
         proc = subprocess.Popen(argv, cwd=box.ws.path, env=driver.env(box, model.url), stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         timed_out = False
         try:
             api = f"http://127.0.0.1:{port}"
-            _wait_ready(api, started + 60)
+            _wait_ready(api, started + ready)
+            started = time.monotonic()
             session = _call(api, "POST", "/session", {})
             _call(api, "POST", f"/session/{session['id']}/message", {"parts": [{"type": "text", "text": prompt}]},
                   timeout=bound)
