@@ -5,6 +5,7 @@
    `session`), so the end-of-turn hold still asks the agent to describe the step (agents/hold.py).
 2. The compacted conversation, from the agent's transcript (`transcript_path` in the hook input), on
    `refs/shift/context/<run>` (agents/context.py). A transcript that cannot be read is logged, never fatal.
+   A large one is saved by a detached process (agents/background.py), so the hook returns at once.
 3. At session end, the session's entry in the ledger is closed with its turn count (agents/sessions.py),
    before the conversation is read: a hook killed at its time limit has recorded the rest.
 """
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shiftgit.agents.background import SEEN
 from shiftgit.errors import ShiftError
 from shiftgit.ledger.store import Store
 from shiftgit.recovery.freshness import Freshness
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from shiftgit.agents.transcripts import Transcript
 
 UNRECORDED_KEPT = 200
-SEEN = "context-saves.json"  # per run, the stamp of the last saved conversation (agents/private.py)
+HOOK_LOCK_WAIT = 5.0  # seconds a hook waits for a background save of the run before it leaves the save to the next
 Logger = Callable[[str], None]
 
 
@@ -44,12 +46,13 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
 
 
 class _Reading:
-    """A transcript being parsed in a thread (or nothing to read)."""
+    """A transcript being parsed in a thread (or nothing to read, or one for the background save)."""
 
     def __init__(self, path: Path | None, seen: dict[str, Any]) -> None:
         self.path, self.seen = path, seen
         self.result: Transcript | ShiftError | None = None
         self.thread: threading.Thread | None = None
+        self.background = False
 
     @classmethod
     def start(cls, store: Store, run: str, transcript: str | None) -> _Reading:
@@ -59,6 +62,11 @@ class _Reading:
         reading = cls(path if path is not None and path.is_file() else None,
                       private.read(private.path(store.repo, SEEN)))
         if reading.path is not None and not str(reading.seen.get(run, "")).startswith(_file_stamp(reading.path)):
+            from shiftgit.agents.background import BACKGROUND_BYTES
+
+            reading.background = reading.path.stat().st_size >= BACKGROUND_BYTES
+            if reading.background:
+                return reading
             reading.thread = threading.Thread(target=reading._parse, daemon=True)
             reading.thread.start()
         return reading
@@ -110,23 +118,24 @@ def unrecorded(state: Freshness) -> tuple[str, ...]:
 
 def _context(store: Store, run: str, agent: str, session: str, turn: int, reading: _Reading,
              log: Logger) -> str | None:
-    """Save the conversation, unless neither the transcript nor the run's summary changed since the last save."""
-    from shiftgit.agents import private
-
+    """Save the conversation, unless neither the transcript nor the run's summary changed since the last save;
+    a large transcript in a detached process."""
     if reading.path is None:
         return None
     stamp = _stamp(store, run, reading.path)
     if reading.seen.get(run) == stamp:
         return None
-    from shiftgit.agents import context
+    from shiftgit.agents import background
 
+    if reading.background and background.start(store.repo, run, agent=agent, session=session, turn=turn,
+                                                 transcript=reading.path, stamp=stamp):
+        return f"shiftgit: saving the compacted conversation in the background (refs/shift/context/{run})"
     try:
-        saved = context.save(store, run, reading.path, session=session, agent=agent, turn=turn, parsed=reading.get())
-    except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
+        saved = background.save_context(store, run, reading.path, agent=agent, session=session, turn=turn,
+                                        stamp=stamp, log=log, parsed=reading.get, wait=HOOK_LOCK_WAIT)
+    except background.Busy as exc:  # the stamp stays: the next hook saves again
         log(f"conversation not saved: {exc}")
         return None
-    seen = private.read(private.path(store.repo, SEEN))
-    private.write(private.path(store.repo, SEEN), {**{k: v for k, v in seen.items() if k != run}, run: stamp})
     return None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})"
 
 

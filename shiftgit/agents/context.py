@@ -4,8 +4,8 @@
 ledger (agents/compaction.py), redacts secrets, and stores it as a commit whose tree holds `context.md`
 (the text), its message the subject line and a JSON object (format, session, turn, sizes, when), parent
 the previous save: `git log refs/shift/context/<run>` lists the saves. A save that would store the same
-text again stores nothing. `show` reads the latest. `sync` carries the ref, and with `"publish"`
-configured a save starts the background publisher, as a checkpoint does.
+text again stores nothing. `show` reads the latest (after a save in progress in the background).
+`sync` carries the ref, and with `"publish"` configured a save starts the background publisher, as a checkpoint does.
 
 Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
 """
@@ -101,7 +101,10 @@ def _publish(store: Store) -> None:
 
 def show(store: Store, run: str) -> dict[str, Any]:
     """The latest saved context of `run`: its text, its meta data (from the commit message), its commit.
-    UsageError when there is none."""
+    UsageError when there is none. A save of the run in progress (agents/background.py) is waited for first."""
+    from shiftgit.agents.savelock import wait
+
+    wait(store.repo, run)
     last = shiftrefs.tip(store.repo, ref(run), TEXT)
     if last.commit is None or last.file is None:
         raise UsageError(f"no conversation saved for run {run!r}; save one with "

@@ -23,9 +23,10 @@ import sys
 from typing import IO, Any, NamedTuple
 
 from shiftgit.agents.events import EVENTS
+from shiftgit.agents.hooklog import LOG_LIMIT, log
 from shiftgit.repo import Repo
 
-LOG_LIMIT = 512 * 1024
+__all__ = ["LOG_LIMIT", "Answer", "Payload", "log", "main"]
 
 
 class Payload(NamedTuple):
@@ -225,18 +226,3 @@ def _open_repo(where: str) -> Repo | None:
         return Repo.open(where)
     except (ShiftError, OSError):
         return None
-
-
-def log(repo: Repo, agent: str, event: str, message: str) -> None:
-    """Append to <git-dir>/shift/hooks.log (rotated at 512 KiB); logging itself never fails a hook."""
-    import datetime as dt
-
-    try:
-        path = repo.private("hooks.log")
-        if path.exists() and path.stat().st_size > LOG_LIMIT:
-            path.replace(path.with_name("hooks.log.1"))
-        at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{at} hook {agent} {event}: {message.rstrip()}\n")
-    except OSError:
-        pass

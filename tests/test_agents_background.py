@@ -1,0 +1,109 @@
+"""The conversation save of a large transcript, in a detached process: the hook returns first, a reader waits
+for the save, and a save killed midway is redone by the next hook (agents/background.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import transcript_fixtures as tf
+from conftest import SG, Repo
+
+from shiftgit.agents.background import BACKGROUND_BYTES
+
+PAUSE = {"SHIFTGIT_TEST_PAUSE": "context-save", "SHIFTGIT_TEST_PAUSE_SECONDS": "120"}
+
+
+def pre_compact(repo: Repo, transcript: Path, env: dict[str, str] | None = None) -> tuple[str, float]:
+    body = json.dumps({"session_id": "sess-1", "transcript_path": str(transcript), "cwd": str(repo.path),
+                       "hook_event_name": "PreCompact", "trigger": "auto"})
+    started = time.monotonic()
+    proc = subprocess.run([*SG, "hook", "claude", "pre-compact"], cwd=repo.path, input=body, text=True,
+                          capture_output=True, timeout=60, env={**os.environ, **(env or {})})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout, time.monotonic() - started
+
+
+def big_transcript(tmp_path: Path) -> Path:
+    path = tmp_path / "big.jsonl"
+    tf.big_claude(path, BACKGROUND_BYTES * 1.5 / 1024 / 1024)
+    return path
+
+
+def context_ref(repo: Repo) -> str:
+    return repo.git("rev-parse", "-q", "--verify", "refs/shift/context/demo", check=False).strip()
+
+
+def lock_file(repo: Repo) -> Path:
+    return repo.path / ".git" / "shift" / "agents" / "context-demo.lock"
+
+
+def held_by(repo: Repo, seconds: float = 30.0) -> int:
+    """The pid of the process holding the run's save lock (it writes its pid once it holds it)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            text = lock_file(repo).read_text().strip()
+        except OSError:
+            text = ""
+        if text.isdigit():
+            return int(text)
+        time.sleep(0.05)
+    raise AssertionError("no background save took the lock")
+
+
+def test_a_large_transcript_is_saved_in_the_background_and_show_waits_for_it(run_repo: Repo,
+                                                                              tmp_path: Path) -> None:
+    transcript = big_transcript(tmp_path)
+    out, _ = pre_compact(run_repo, transcript)
+    assert "saving the compacted conversation in the background (refs/shift/context/demo)" in out
+    shown = run_repo.ok("context", "show").stdout  # waits for the save in progress
+    assert tf.REQUEST in shown and "never edit tests/" in shown
+    first = context_ref(run_repo)
+    assert first
+    out, _ = pre_compact(run_repo, transcript)  # nothing new: no save, nothing started
+    assert out == "" and context_ref(run_repo) == first
+
+
+def test_a_background_save_killed_midway_is_redone_by_the_next_hook(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = big_transcript(tmp_path)
+    out, took = pre_compact(run_repo, transcript, PAUSE)
+    assert "in the background" in out and took < 60  # the hook did not wait for the paused save
+    pid = held_by(run_repo)
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # reaped by init once dead; the kernel dropped its flock
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    assert context_ref(run_repo) == "", "the killed save stored nothing"
+    log = (run_repo.path / ".git" / "shift" / "hooks.log")
+    assert not log.exists() or "context-save" not in log.read_text()
+    out, _ = pre_compact(run_repo, transcript)  # the same transcript: its stamp was never recorded
+    assert "saving the compacted conversation in the background" in out
+    shown = run_repo.ok("context", "show").stdout
+    assert tf.REQUEST in shown
+    saved = context_ref(run_repo)
+    assert saved
+    out, _ = pre_compact(run_repo, transcript)
+    assert out == "" and context_ref(run_repo) == saved
+
+
+def test_a_save_whose_commit_landed_but_not_its_stamp_stores_nothing_new(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = big_transcript(tmp_path)
+    pre_compact(run_repo, transcript)
+    run_repo.ok("context", "show")
+    saved = context_ref(run_repo)
+    seen = run_repo.path / ".git" / "shift" / "agents" / "context-saves.json"
+    seen.write_text("{}")  # as if killed between the ref update and the stamp
+    out, _ = pre_compact(run_repo, transcript)
+    assert "in the background" in out
+    run_repo.ok("context", "show")
+    assert context_ref(run_repo) == saved  # the same text: no second commit
+    assert json.loads(seen.read_text()).get("demo")
