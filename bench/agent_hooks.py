@@ -1,6 +1,6 @@
 """How long an agent waits on shiftgit's hooks, in start-ups of this Python (`python -c pass`).
 
-    python bench/agent_hooks.py [--files 200] [--rounds 21] [--turns 200] [--big-mb 5]
+    python bench/agent_hooks.py [--files 200] [--rounds 21] [--turns 200] [--big-mb 5] [--base CHECKOUT]
 
 Builds a throw-away repository (isolated from the machine's git config) with FILES tracked files,
 `shiftgit init --agent claude --agent codex`, a run with a committed checkpoint, and a Claude Code
@@ -16,12 +16,16 @@ between them untimed (an edit, `shiftgit checkpoint`, one more turn in the trans
 
 Medians over the rounds; start-ups are the median of each round's time over that round's `python -c pass`.
 Once per round too, `shiftgit context save --from` a generated transcript of BIG-MB megabytes.
-Reports Python's start-up time and the load average beside the figures.
+Reports Python's start-up time and the load average beside the figures. A conversation save a hook hands
+to a background process (agents/background.py) is waited for, untimed, before the next step.
+With `--base CHECKOUT` (another shiftgit checkout, e.g. main's), the same steps run in a second repository
+with that code, interleaved step by step (the order alternating per round), and both columns are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import statistics
 import subprocess
@@ -31,29 +35,37 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import SG, compile_bytecode, isolate, scale
+from _common import ROOT, SG, compile_bytecode, isolate, scale
 
 
-def run(argv: list[str], repo: Path, data: str | None = None) -> str:
-    proc = subprocess.run(argv, cwd=repo, input=data, capture_output=True, text=True)
+def run(argv: list[str], repo: Path, data: str | None = None, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(argv, cwd=repo, input=data, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc.stdout
 
 
-def build(repo: Path, files: int) -> None:
+def build(repo: Path, files: int, env: dict[str, str] | None = None) -> None:
     repo.mkdir()
-    run(["git", "init", "-q", "-b", "main"], repo)
+    run(["git", "init", "-q", "-b", "main"], repo, env=env)
     for n in range(files):
         (repo / f"src/m{n % 20}").mkdir(parents=True, exist_ok=True)
         (repo / f"src/m{n % 20}/f{n}.py").write_text(f"X = {n}\n" * 20)
-    run(["git", "add", "-A"], repo)
-    run(["git", "commit", "-qm", "init"], repo)
-    run([*SG, "init", "--hooks", "git", "--agent", "claude", "--agent", "codex"], repo)
-    run([*SG, "start", "bench", "--goal", "g", "--stop-when", "s", "--constraint", "c1", "--constraint", "c2"], repo)
-    run([*SG, "checkpoint", "--step", "one", "--next", "two"], repo)
-    run(["git", "add", "-A"], repo)
-    run(["git", "commit", "-qm", "start"], repo)
+    run(["git", "add", "-A"], repo, env=env)
+    run(["git", "commit", "-qm", "init"], repo, env=env)
+    run([*SG, "init", "--hooks", "git", "--agent", "claude", "--agent", "codex"], repo, env=env)
+    run([*SG, "start", "bench", "--goal", "g", "--stop-when", "s", "--constraint", "c1", "--constraint", "c2"], repo,
+        env=env)
+    run([*SG, "checkpoint", "--step", "one", "--next", "two"], repo, env=env)
+    run(["git", "add", "-A"], repo, env=env)
+    run(["git", "commit", "-qm", "start"], repo, env=env)
+
+
+def settle(repo: Path) -> None:
+    """Wait until no background conversation save runs in `repo` (each holds an flock on its lock file)."""
+    for path in (repo / ".git" / "shift" / "agents").glob("context-*.lock"):
+        with open(path, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
 
 
 class Transcript:
@@ -87,23 +99,34 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--big-mb", type=float, default=5.0)
+    parser.add_argument("--base", type=Path, help="another shiftgit checkout to compare with, interleaved")
     args = parser.parse_args()
     compile_bytecode()
+    trees = {"this": ROOT, **({"base": args.base.resolve()} if args.base else {})}
     with tempfile.TemporaryDirectory() as tmp:
-        isolate(Path(tmp) / "home")
-        repo = Path(tmp) / "repo"
-        build(repo, args.files)
-        transcript = Transcript(Path(tmp) / "session.jsonl", repo)
-        for _ in range(args.turns):
-            transcript.grow()
-        big = Transcript(Path(tmp) / "big.jsonl", repo)
-        while big.path.stat().st_size < args.big_mb * 1024 * 1024:
-            big.grow()
-        samples = measure(repo, transcript, big, args.rounds)
-        report(samples, args, big)
+        env = isolate(Path(tmp) / "home")
+        variants = {}
+        for name, tree in trees.items():
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "shiftgit")], check=True)
+            venv = {**env, "PYTHONPATH": str(tree)}
+            repo = Path(tmp) / name / "repo"
+            repo.parent.mkdir()
+            build(repo, args.files, venv)
+            transcript = Transcript(Path(tmp) / name / "session.jsonl", repo)
+            for _ in range(args.turns):
+                transcript.grow()
+            big = Transcript(Path(tmp) / name / "big.jsonl", repo)
+            while big.path.stat().st_size < args.big_mb * 1024 * 1024:
+                big.grow()
+            variants[name] = (steps(repo, transcript, big, venv), repo, venv)
+        samples = measure(variants, args.rounds)
+        report(samples, args)
 
 
-def measure(repo: Path, transcript: Transcript, big: Transcript, rounds: int) -> dict[str, list[float]]:
+Step = tuple[str, list[str], Callable[[], str], Callable[[], None] | None]
+
+
+def steps(repo: Path, transcript: Transcript, big: Transcript, env: dict[str, str]) -> list[Step]:
     state = {"round": 0}
 
     def payload(event: str, session: str = "bench-s", **extra: object) -> str:
@@ -115,13 +138,13 @@ def measure(repo: Path, transcript: Transcript, big: Transcript, rounds: int) ->
         (repo / "src/m0/f0.py").write_text(f"edited {state['round']}\n")
 
     def record() -> None:
-        run([*SG, "checkpoint", "--step", f"step {state['round']}"], repo)
+        run([*SG, "checkpoint", "--step", f"step {state['round']}"], repo, env=env)
 
     def then(*actions: Callable[[], None]) -> Callable[[], None]:
         return lambda: [action() for action in actions] and None
 
     hook = [*SG, "hook"]
-    steps: list[tuple[str, list[str], Callable[[], str], Callable[[], None] | None]] = [
+    return [
         ("python -c pass", [sys.executable, "-c", "pass"], lambda: "", None),
         ("claude session-start (new session)", [*hook, "claude", "session-start"],
          lambda: payload("SessionStart", session=f"s{state['round']}", source="startup"), None),
@@ -148,30 +171,46 @@ def measure(repo: Path, transcript: Transcript, big: Transcript, rounds: int) ->
         (f"context save --from ({big.path.stat().st_size / 1e6:.1f} MB)", [*SG, "context", "save", "--from",
                                                                           str(big.path)], lambda: "", big.grow),
     ]
-    samples: dict[str, list[float]] = {name: [] for name, *_ in steps}
-    for _ in range(rounds):
-        for name, argv, data, before in steps:
-            if before is not None:
-                before()
-            body = data()
-            started = time.perf_counter()
-            proc = subprocess.run(argv, cwd=repo, input=body, capture_output=True, text=True)
-            samples[name].append((time.perf_counter() - started) * 1000)
-            if proc.returncode != 0 or "Traceback" in proc.stderr:
-                raise SystemExit(f"{name} failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+def measure(variants: dict[str, tuple[list[Step], Path, dict[str, str]]],
+            rounds: int) -> dict[str, dict[str, list[float]]]:
+    """Step by step, each variant in turn (the order alternating per round); a background save is waited for."""
+    names = [name for name, *_ in next(iter(variants.values()))[0]]
+    samples: dict[str, dict[str, list[float]]] = {v: {name: [] for name in names} for v in variants}
+    for number in range(rounds):
+        order = list(variants) if number % 2 == 0 else list(reversed(variants))
+        for index in range(len(names)):
+            for variant in order:
+                plan, repo, env = variants[variant]
+                name, argv, data, before = plan[index]
+                if before is not None:
+                    before()
+                body = data()
+                started = time.perf_counter()
+                proc = subprocess.run(argv, cwd=repo, input=body, capture_output=True, text=True, env=env)
+                samples[variant][name].append((time.perf_counter() - started) * 1000)
+                if proc.returncode != 0 or "Traceback" in proc.stderr:
+                    raise SystemExit(f"{variant}: {name} failed:\n{proc.stdout}\n{proc.stderr}")
+                settle(repo)
     return samples
 
 
-def report(samples: dict[str, list[float]], args: argparse.Namespace, big: Transcript) -> None:
+def report(samples: dict[str, dict[str, list[float]]], args: argparse.Namespace) -> None:
     """Medians in ms, and in start-ups: the median over rounds of (this hook / `python -c pass` of the same
     round), which a load that drifts during the run skews less than a ratio of two medians."""
-    unit = samples["python -c pass"]
     print(f"{args.files} tracked files, a transcript of {args.turns}+ turns, {args.rounds} interleaved rounds; "
           f"{scale()}")
-    print(f"  {'':48} {'ms':>8} {'start-ups':>10}")
-    for name, values in samples.items():
-        ratio = statistics.median(v / u for v, u in zip(values, unit, strict=True))
-        print(f"  {name:<48} {statistics.median(values):8.1f} {ratio:10.2f}")
+    variants = list(samples)
+    print(f"  {'':48}" + "".join(f" {v + ' ms':>10} {'start-ups':>10}" for v in variants))
+    for name in samples[variants[0]]:
+        cells = []
+        for variant in variants:
+            values, unit = samples[variant][name], samples[variant]["python -c pass"]
+            ratio = statistics.median(v / u for v, u in zip(values, unit, strict=True))
+            cells.append(f" {statistics.median(values):10.1f} {ratio:10.2f}")
+        print(f"  {name:<48}" + "".join(cells))
+
 
 if __name__ == "__main__":
     main()
