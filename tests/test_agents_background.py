@@ -1,5 +1,5 @@
-"""The conversation save of a large transcript, in a detached process: the hook returns first, a reader waits
-for the save, and a save killed midway is redone by the next hook (agents/background.py)."""
+"""The conversation save of a large transcript at session end, in a detached process: the hook returns first, a
+reader waits for the save, and a save killed midway is redone by the next hook (agents/background.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from shiftgit.agents.background import BACKGROUND_BYTES
 PAUSE = {"SHIFTGIT_TEST_PAUSE": "context-save", "SHIFTGIT_TEST_PAUSE_SECONDS": "120"}
 
 
-def pre_compact(repo: Repo, transcript: Path, env: dict[str, str] | None = None) -> tuple[str, float]:
+def hook(repo: Repo, transcript: Path, env: dict[str, str] | None = None,
+         event: str = "session-end") -> tuple[str, float]:
     body = json.dumps({"session_id": "sess-1", "transcript_path": str(transcript), "cwd": str(repo.path),
-                       "hook_event_name": "PreCompact", "trigger": "auto"})
+                       "hook_event_name": "X", "trigger": "auto", "reason": "exit"})
     started = time.monotonic()
-    proc = subprocess.run([*SG, "hook", "claude", "pre-compact"], cwd=repo.path, input=body, text=True,
+    proc = subprocess.run([*SG, "hook", "claude", event], cwd=repo.path, input=body, text=True,
                           capture_output=True, timeout=60, env={**os.environ, **(env or {})})
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     return proc.stdout, time.monotonic() - started
@@ -59,19 +60,19 @@ def held_by(repo: Repo, seconds: float = 30.0) -> int:
 def test_a_large_transcript_is_saved_in_the_background_and_show_waits_for_it(run_repo: Repo,
                                                                               tmp_path: Path) -> None:
     transcript = big_transcript(tmp_path)
-    out, _ = pre_compact(run_repo, transcript)
+    out, _ = hook(run_repo, transcript)
     assert "saving the compacted conversation in the background (refs/shift/context/demo)" in out
     shown = run_repo.ok("context", "show").stdout  # waits for the save in progress
     assert tf.REQUEST in shown and "never edit tests/" in shown
     first = context_ref(run_repo)
     assert first
-    out, _ = pre_compact(run_repo, transcript)  # nothing new: no save, nothing started
+    out, _ = hook(run_repo, transcript)  # nothing new: no save, nothing started
     assert out == "" and context_ref(run_repo) == first
 
 
 def test_a_background_save_killed_midway_is_redone_by_the_next_hook(run_repo: Repo, tmp_path: Path) -> None:
     transcript = big_transcript(tmp_path)
-    out, took = pre_compact(run_repo, transcript, PAUSE)
+    out, took = hook(run_repo, transcript, PAUSE)
     assert "in the background" in out and took < 60  # the hook did not wait for the paused save
     pid = held_by(run_repo)
     os.kill(pid, signal.SIGKILL)
@@ -85,24 +86,22 @@ def test_a_background_save_killed_midway_is_redone_by_the_next_hook(run_repo: Re
     assert context_ref(run_repo) == "", "the killed save stored nothing"
     log = (run_repo.path / ".git" / "shift" / "hooks.log")
     assert not log.exists() or "context-save" not in log.read_text()
-    out, _ = pre_compact(run_repo, transcript)  # the same transcript: its stamp was never recorded
-    assert "saving the compacted conversation in the background" in out
-    shown = run_repo.ok("context", "show").stdout
-    assert tf.REQUEST in shown
+    out, _ = hook(run_repo, transcript, event="pre-compact")  # the same transcript: its stamp was never recorded
+    assert "saved the compacted conversation" in out  # pre-compact saves in the hook, whatever the size
     saved = context_ref(run_repo)
-    assert saved
-    out, _ = pre_compact(run_repo, transcript)
+    assert saved and tf.REQUEST in run_repo.ok("context", "show").stdout
+    out, _ = hook(run_repo, transcript)
     assert out == "" and context_ref(run_repo) == saved
 
 
 def test_a_save_whose_commit_landed_but_not_its_stamp_stores_nothing_new(run_repo: Repo, tmp_path: Path) -> None:
     transcript = big_transcript(tmp_path)
-    pre_compact(run_repo, transcript)
+    hook(run_repo, transcript)
     run_repo.ok("context", "show")
     saved = context_ref(run_repo)
     seen = run_repo.path / ".git" / "shift" / "agents" / "context-saves.json"
     seen.write_text("{}")  # as if killed between the ref update and the stamp
-    out, _ = pre_compact(run_repo, transcript)
+    out, _ = hook(run_repo, transcript)
     assert "in the background" in out
     run_repo.ok("context", "show")
     assert context_ref(run_repo) == saved  # the same text: no second commit

@@ -5,7 +5,8 @@
    `session`), so the end-of-turn hold still asks the agent to describe the step (agents/hold.py).
 2. The compacted conversation, from the agent's transcript (`transcript_path` in the hook input), on
    `refs/shift/context/<run>` (agents/context.py). A transcript that cannot be read is logged, never fatal.
-   A large one is saved by a detached process (agents/background.py), so the hook returns at once.
+   At session end, a large one is saved by a detached process (agents/background.py): the hook returns at
+   once. Pre-compact saves in the hook: the conversation is stored when the agent compacts.
 3. At session end, the session's entry in the ledger is closed with its turn count (agents/sessions.py),
    before the conversation is read: a hook killed at its time limit has recorded the rest.
 """
@@ -37,7 +38,7 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
     changed is read in a thread meanwhile (json parsing overlaps the git processes of the first steps)."""
     from shiftgit.agents import sessions
 
-    reading = _Reading.start(store, run, transcript)
+    reading = _Reading.start(store, run, transcript, ending)
     notes = [_checkpoint(store, run, event, session, turn)]
     if ending:  # before the conversation, the slowest part (Codex gives a session-end hook 3 s)
         sessions.end(store, run, agent, session)
@@ -55,7 +56,7 @@ class _Reading:
         self.background = False
 
     @classmethod
-    def start(cls, store: Store, run: str, transcript: str | None) -> _Reading:
+    def start(cls, store: Store, run: str, transcript: str | None, ending: bool = False) -> _Reading:
         from shiftgit.agents import private
 
         path = Path(transcript) if transcript else None
@@ -64,7 +65,7 @@ class _Reading:
         if reading.path is not None and not str(reading.seen.get(run, "")).startswith(_file_stamp(reading.path)):
             from shiftgit.agents.background import BACKGROUND_BYTES
 
-            reading.background = reading.path.stat().st_size >= BACKGROUND_BYTES
+            reading.background = ending and reading.path.stat().st_size >= BACKGROUND_BYTES
             if reading.background:
                 return reading
             reading.thread = threading.Thread(target=reading._parse, daemon=True)

@@ -1,16 +1,18 @@
-"""The conversation save of pre-compact and session end, handed to a detached process for a large transcript.
+"""The conversation save at session end, handed to a detached process for a large transcript.
 
 Reading and compacting a transcript of BACKGROUND_BYTES or more costs an agent more than a Python start-up
-(agents/autosave.py); so the hook records its checkpoint, starts
+(agents/autosave.py), and Codex gives a session-end hook 3 s; so that hook records its checkpoint, closes the
+session, starts
 `python -m shiftgit.agents.background ROOT RUN AGENT SESSION TURN TRANSCRIPT STAMP` (its own session,
-stdio on /dev/null, as git/publish.py's publisher) and returns. A smaller transcript is saved in the hook.
+stdio on /dev/null, as git/publish.py's publisher) and returns. A smaller transcript is saved in the hook, and
+so is every pre-compact one (the conversation is stored when the hook returns, before the agent compacts).
 
 Nothing is lost when that process dies (killed, the machine off):
 - one save per run at a time: each holds `<git-dir>/shift/agents/context-<run>.lock` (flock: the kernel
   lets go of it when the process dies); the file names the holder's pid;
 - the ref moves by compare-and-swap (git/shiftrefs.py: update-ref with the old value, again on a race);
 - the run's stamp in `context-saves.json` is written last, under the lock. A save that died leaves the old
-  stamp, so the next pre-compact or session end saves again (`shiftgit context save` does too); one whose
+  stamp, so the next session end or pre-compact saves again (`shiftgit context save` does too); one whose
   commit landed but whose stamp did not finds the same text and stores nothing.
 `wait` lets a reader (`context show`) see a save in progress through. Failures go to the hook log.
 """

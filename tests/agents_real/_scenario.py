@@ -172,10 +172,11 @@ def assert_session_recorded(box: Sandbox, agent: str, *, turns: int) -> None:
 
 
 def assert_context_saved(box: Sandbox, *markers: str) -> str:
-    """`refs/shift/context/r1` holds the compacted conversation, read from the CLI's own transcript."""
+    """`refs/shift/context/r1` holds the compacted conversation, read from the CLI's own transcript (`context
+    show` first: it waits for a session end's save in the background)."""
+    shown = box.ws.sg("context", "show").stdout
     assert box.ws.git("rev-parse", "-q", "--verify", "refs/shift/context/r1", check=False).strip(), \
         "no conversation saved in refs/shift/context/r1"
-    shown = box.ws.sg("context", "show").stdout
     for marker in (PROMPT, *markers):
         assert marker in shown, f"{marker!r} is not in the saved context:\n{shown[:3000]}"
     return shown
