@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from shiftgit.ledger.model import Ledger
 
 CONFIG_VERSION = 1
+ARCHIVE_REF = "refs/shift/archive"  # finished runs' final ledgers (git/archive.py writes it)
 DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
                                   "trailers": True}
 GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
@@ -169,9 +170,27 @@ class Store:
         try:
             return self.ledger_path(run).read_bytes()
         except FileNotFoundError:
+            archived = self.archived_bytes(run)
+            if archived is not None:
+                return archived
             known = ", ".join(self.run_ids()) or "none yet"
             raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
                              f"`shiftgit start {run} --goal ... --stop-when ...`") from None
+
+    def archived_bytes(self, run: str) -> bytes | None:
+        """The run's final ledger as `refs/shift/archive` keeps it (the run was finished or archived), or None."""
+        return self.repo.show(f"{ARCHIVE_REF}:{validate_run_id(run)}/ledger.json")
+
+    def is_archived(self, run: str) -> bool:
+        """The run's ledger left the work tree for the archive (reads still find it there)."""
+        return not self.exists(run) and self.archived_bytes(run) is not None
+
+    def _writable(self, run: str) -> None:
+        """An archived run is read-only: writing would bring its ledger back into the tree unasked."""
+        if self.is_archived(run):
+            raise UsageError(f"run {run!r} is finished and archived (refs/shift/archive); read it with "
+                             f"`shiftgit show {run}`, reopen it with `shiftgit review add {run} TEXT`, or start "
+                             "a new run; nothing was changed")
 
     def _known(self, data: bytes) -> dict[str, Any] | None:
         """The JSON of bytes shiftgit already validated (current schema only); None when they need a check."""
@@ -227,6 +246,7 @@ class Store:
         are (no work time accrues here, the next full write counts it).
         """
         with self.lock(run):
+            self._writable(run)
             changed = change(self.document(run))
             if changed is None:
                 return None
@@ -253,6 +273,7 @@ class Store:
         from shiftgit.ledger.budgets import accrue
 
         with self.lock(run):
+            self._writable(run)
             before = self.read(run)
             ledger = accrue(before, change(before))
             self.write(ledger, checked=checked)
