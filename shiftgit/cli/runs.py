@@ -14,8 +14,10 @@ from shiftgit.cli.common import store as _store
 
 @click.command()
 @click.argument("run_id", metavar="RUN")
-@click.option("--goal", required=True, help="What the run must achieve.")
-@click.option("--stop-when", "stop_when", required=True, help="The condition that ends the run.")
+@click.option("--goal", help="What the run must achieve (required, here or from --template).")
+@click.option("--stop-when", "stop_when", help="The condition that ends the run (required, here or from --template).")
+@click.option("--template", "template_name", metavar="NAME",
+              help="Fill the contract from .shift/templates/NAME.json; refused if a field it requires stays empty.")
 @click.option("--owner", help="Who runs it (agent or person).")
 @click.option("--time-budget", "minutes", type=Finite(min=0), help="Wall-clock minutes.")
 @click.option("--token-budget", "tokens", type=click.IntRange(min=0), help="Model tokens.")
@@ -27,21 +29,33 @@ from shiftgit.cli.common import store as _store
 @click.option("--scope", multiple=True, help="A path glob the run owns (repeatable; default everything).")
 @click.option("--constraint", "constraints", multiple=True, help="A hard rule (repeatable).")
 @json_option
-def start(run_id: str, as_json: bool, **contract: Any) -> None:
+def start(run_id: str, as_json: bool, template_name: str | None, **contract: Any) -> None:
     """Write a run's contract and make it the active run in this worktree.
 
     \b
     Example:
       shiftgit start fix-login --goal "fix the login callback" \\
         --stop-when "tests/test_login.py passes" --constraint "do not touch prod" --scope "src/auth/**"
+      shiftgit start billing-4 --template billing --goal "wire invoice export" --owner ada@example.com
     """
     from shiftgit.ledger.store import validate_run_id
     from shiftgit.runs import contract as runs
 
     validate_run_id(run_id)
     store = _store()
+    contract["goal"], contract["stop_when"] = contract["goal"] or "", contract["stop_when"] or ""
     spec = runs.ContractInput(**contract)
-    ledger, warnings = runs.start(store, run_id, spec)
+    used = None
+    if template_name is not None:
+        from shiftgit.runs import templates
+
+        template = templates.load(store, template_name)
+        spec = templates.apply(template, spec)
+        lacking = templates.missing(template, spec)
+        if lacking:
+            raise templates.refuse_missing(template_name, lacking)
+        used = {"name": template_name, "sha256": templates.digest(template)}
+    ledger, warnings = runs.start(store, run_id, spec, used)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     if as_json:
@@ -110,6 +124,8 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
 @click.option("--note", help="A one-line note.")
 @click.option("--phase", help="The phase of the work (e.g. explore, implement, verify).")
 @click.option("--milestone", is_flag=True, help="Mark this checkpoint as a milestone.")
+@click.option("--confirm", is_flag=True,
+              help="With --milestone: the owner must confirm it (`shiftgit confirm`) before resume goes on.")
 @click.option("--turn", type=click.IntRange(min=0), help="The agent's turn number (agent hooks fill it).")
 @click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens spent since the last checkpoint.")
 @click.option("--cost", type=Finite(min=0), default=0.0, help="Cost spent since the last checkpoint.")
@@ -263,3 +279,25 @@ def finish(run: str | None, final: str, reviewer_action: str | None, assumptions
         return
     click.echo(f"finished: {receipt.status}; {len(receipt.checks)} check(s), "
                f"{len(receipt.known_failures)} known failure(s)")
+
+
+@constraint.command("promote")
+@click.argument("which", metavar="ID")
+@click.option("--by", help="The person who approves it as a standing rule (required).")
+@click.option("--until", metavar="DATE", help="When it expires (YYYY-MM-DD); default: never, until `memory expire`.")
+@run_option
+@json_option
+def constraint_promote(which: str, by: str | None, until: str | None, run: str | None, as_json: bool) -> None:
+    """Copy a run's constraint into repository memory (.shift/memory.json): every later run's briefing lists it.
+
+    \b
+    Example:
+      shiftgit constraint promote c-1a2b3c4d5e6f --by lead@example.com --until 2027-06-30
+    """
+    from shiftgit.runs import memory
+
+    entry = memory.promote(_store(), which, by, until, run)
+    if as_json:
+        emit(entry)
+        return
+    click.echo(f"memory {entry['id']}: {entry['text']} (approved by {entry['approved_by']})")

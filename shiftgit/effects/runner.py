@@ -152,6 +152,11 @@ def _admit(ledger: Ledger, spec: EffectInput) -> Effect | None:
             return old
         if state in ("attempted", "unknown", "compensated"):
             raise CheckFailed(_blocked(ledger.run, old, state))
+    waiting = ledger.awaiting_confirmation()
+    if _reversibility(old, spec) == "irreversible" and waiting:
+        raise CheckFailed(f"effect {spec.key!r} is irreversible and milestone #{waiting[-1].seq} of run "
+                          f"{ledger.run!r} awaits its owner's confirmation; nothing ran. The owner confirms with "
+                          f"`shiftgit confirm {ledger.run} --by WHO` (or corrects with `--correct TEXT`)")
     if _reversibility(old, spec) == "irreversible" and not approvals.is_granted(ledger, spec.key):
         raise CheckFailed(f"effect {spec.key!r} is irreversible and has no granted approval for its key on run "
                           f"{ledger.run!r}; ask with `shiftgit approval request {spec.key} --reason TEXT` "

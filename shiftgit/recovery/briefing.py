@@ -149,12 +149,12 @@ def _service_line(service: Mapping[str, Any]) -> str:
     return f"{quote(str(service['name']))}: pid {service['pid']}, port {service['port']}, {state}"
 
 
-ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
-         "budget", "questions", "decisions", "history")
+ORDER = ("record", "reviews", "standing", "latest", "evidence", "failing", "changes", "done", "blocked", "doing",
+         "effects", "services", "budget", "questions", "decisions", "history")
 TRIM_ORDER = ("history", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
-              "evidence", "failing", "budget", "latest")
-SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
-               "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
+              "evidence", "failing", "budget", "standing", "reviews", "latest")
+SECTION_MAX = {"reviews": 10, "standing": 20, "history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8,
+               "blocked": 10, "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
 
 
 def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
@@ -184,9 +184,12 @@ def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, re
 def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decision: str | None = None,
                    reasons: Sequence[str] = (), services: Sequence[Mapping[str, Any]] = (),
                    changes: Mapping[str, Any] | None = None, failing: Sequence[Mapping[str, Any]] = (),
-                   record: Sequence[str] = (), limit: int = LIMIT) -> str:
-    """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters."""
-    sections = {**_sections(ledger, services), **takeover_sections(changes, failing, record)}
+                   record: Sequence[str] = (), standing: Sequence[str] = (), limit: int = LIMIT) -> str:
+    """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters.
+
+    `standing`: the repository memory's live rules (runs/memory.py), listed under "Standing rules"."""
+    sections = {**_sections(ledger, services), **takeover_sections(changes, failing, record),
+                **feedback_sections(ledger, standing)}
     for name, cap in SECTION_MAX.items():
         extra = sections[name].lines[cap:]
         del sections[name].lines[cap:]
@@ -240,6 +243,18 @@ def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str |
     count = max(len(ledger.active_constraints()), 1)
     cap = max((limit - rest - fixed - 2) // count, 8)
     return _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run, limit)
+
+
+def feedback_sections(ledger: Ledger, standing: Sequence[str]) -> dict[str, Section]:
+    """Open review feedback on the run, and the repository's standing rules (issue 14)."""
+    reviews = [quote(r.text) + (f" at {_name(r.file)}" + (f":{r.line}" if r.line else "") if r.file else "")
+               + (f" by {_name(r.by)}" if r.by else "") + f" [{_name(r.id)}; `shiftgit review resolve {_name(r.id)} "
+               "--reason R`]" for r in ledger.open_reviews()]
+    return {
+        "reviews": Section("Open review feedback", reviews, keep=5),
+        "standing": Section("Standing rules (repository memory, each approved by a person)",
+                            [quote(line, ESSENTIAL_CAP) for line in standing], keep=10),
+    }
 
 
 # -- what changed, what fails, where the record comes from (issue 10) ------------------------------

@@ -23,6 +23,7 @@ from shiftgit.recovery.briefing import build_briefing
 from shiftgit.recovery.trust import latest_per_command
 from shiftgit.recovery.verify import Progress
 from shiftgit.repo import FileEntry, Repo
+from shiftgit.runs.reviews import awaiting_reasons
 
 EXIT = {"resume": 0, "rollback": 3, "escalate": 4}
 UNSETTLED = ("unknown", "attempted")
@@ -209,7 +210,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     repo = store.repo
     point = ledger.checkpoint
     rel = store.rel(store.ledger_path(ledger.run))
-    escalate = _effect_reasons(ledger) + budget_reasons(ledger) + _status_reasons(ledger)
+    escalate = _effect_reasons(ledger) + budget_reasons(ledger) + _status_reasons(ledger) + awaiting_reasons(ledger)
     notes: list[str] = []
     edits: list[FileEntry] | None = []
     report = None
@@ -265,7 +266,8 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     changed = changes(store, ledger, worktree, verdict["edits"])
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
                               reasons=verdict["reasons"], services=services, changes=changed,
-                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen))
+                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen),
+                              standing=standing_rules(store))
     return {
         "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
         "changes": changed,
@@ -274,6 +276,19 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         "provenance": chosen.provenance.to_dict(), "verify": verdict["verify"],
         "source": chosen.source.to_dict() if chosen.source else None,
     }
+
+
+def standing_rules(store: Store) -> list[str]:
+    """The repository memory's live rules, each with who approved it; a broken memory file says so."""
+    from shiftgit.errors import ShiftError
+    from shiftgit.runs import memory
+
+    try:
+        entries = memory.live(store)
+    except ShiftError as exc:
+        return [f"(the repository memory cannot be read: {textsafe.one_line(str(exc), 300)})"]
+    return [f"{e['text']} (from run {e['origin'].get('run')}, approved by {e['approved_by']}"
+            + (f", until {e['expires_at']})" if e.get("expires_at") else ")") for e in entries]
 
 
 def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from shiftgit.ledger.model import (
 )
 from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
+from shiftgit.runs.reviews import request
 
 SNAPSHOT_RETRIES = 20
 
@@ -46,6 +47,7 @@ class CheckpointInput:
     note: str | None = None
     phase: str | None = None
     milestone: bool = False
+    confirm: bool = False  # the milestone awaits its owner's confirmation (runs/reviews.py)
     tokens: int = 0
     cost: float = 0.0
     turn: int | None = None
@@ -60,6 +62,8 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     `checked=False` (the agent hooks) writes without the schema check: see `Store.write`."""
     if spec.tokens < 0 or spec.cost < 0 or (spec.turn is not None and spec.turn < 0):
         raise UsageError("--tokens, --cost and --turn cannot be negative")
+    if spec.confirm and not spec.milestone:
+        raise UsageError("--confirm asks the owner to confirm a milestone: add --milestone; nothing was recorded")
     store.read(run)  # fail on a broken ledger before touching git objects
     repo = store.repo
     head = repo.head()
@@ -91,7 +95,8 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
                                  base=previous.base, turn=previous.turn)
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
-        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
+        ledger = replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
+        return request(ledger, seq, spec.step, at) if spec.confirm else ledger
 
     store.update(run, change, checked=checked)
     publish(store, run)

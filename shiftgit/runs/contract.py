@@ -53,8 +53,11 @@ class ContractInput:
     constraints: tuple[str, ...] = ()
 
 
-def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str]]:
-    """Write a new run's contract and make it active here. Returns the ledger and warnings."""
+def start(store: Store, run: str, spec: ContractInput,
+          template: Mapping[str, Any] | None = None) -> tuple[Ledger, list[str]]:
+    """Write a new run's contract and make it active here. Returns the ledger and warnings.
+
+    `template`: {"name", "sha256"} of the template that filled the contract (runs/templates.py)."""
     if not spec.goal.strip() or not spec.stop_when.strip():
         raise UsageError("a run needs a goal and a stop condition: --goal TEXT --stop-when TEXT")
     both = set(spec.allow) & set(spec.forbid)
@@ -66,7 +69,8 @@ def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str
                         allow=spec.allow, forbid=spec.forbid, artifacts=spec.artifacts, accept=spec.accept,
                         scope=spec.scope)
     constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at) for t in spec.constraints if t.strip())
-    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints)
+    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints,
+                    extra={"template": dict(template)} if template else {})
     warnings = scope_overlaps(store, run, spec.scope)
     store.create(ledger)
     store.set_active(run)
