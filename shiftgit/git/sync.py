@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import ledgerref, secretscan
+from shiftgit.git import archive, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import NOTES_REF, note_blobs, read_notes, write_notes
@@ -40,7 +40,7 @@ TRACKING = "refs/shift-remote"
 SNAPSHOTS = "refs/shift/"
 # Ref families a clone takes whole from the remote when it has none of its own: a run's saved conversation
 # and kept check outputs (diverged ones merge like snapshots: both histories kept).
-CARRIED = ("refs/shift/context/", "refs/shift/outputs/")
+CARRIED = ("refs/shift/context/", "refs/shift/outputs/", "refs/shift/archive")
 
 
 # -- init: configuration ---------------------------------------------------------------------------
@@ -196,6 +196,8 @@ def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
         tree = repo.git("rev-parse", f"{mine}^{{tree}}").strip()
         if ref.startswith(ledgerref.LEDGERS):  # two machines checkpointed one run: the newer ledger on top
             tree = ledgerref.newer_tree(repo, mine, other)
+        elif ref == archive.ARCHIVE_REF:  # two machines archived runs: every run directory kept
+            tree = archive.merged_tree(repo, mine, other)
         commit = repo.commit_tree(tree, [mine, other], f"shiftgit sync: keep both histories of {ref}")
         if _swap(repo, ref, commit, mine):
             done[ref] = "merged"

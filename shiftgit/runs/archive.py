@@ -43,11 +43,25 @@ def archive_run(store: Store, run: str) -> Archived:
                              "archive it; nothing was changed")
         commit = save(store, ledger)
         _remove(store, run)
+    _publish(store)
     pointer = store.repo.private("active")
     with contextlib.suppress(OSError, UnicodeDecodeError):
         if pointer.read_text("utf-8").strip() == run:
             store.set_active(None)
     return Archived(run, commit, ledger.status)
+
+
+def _publish(store: Store) -> None:
+    """With `"publish"` configured, the archive goes out like a checkpoint: a detached, bounded sync."""
+    from shiftgit.errors import ShiftError
+    from shiftgit.git import publish as publisher
+
+    try:
+        remote = publisher.configured_remote(store.read_config())
+    except ShiftError:
+        return  # a broken config is reported by the commands that need it
+    if remote is not None:
+        publisher.start(store.repo, remote)
 
 
 def save(store: Store, ledger: Ledger) -> str:

@@ -38,11 +38,34 @@ def status_report(store: Store) -> dict[str, Any]:
             **_attention(ledger),
             **_newest(run, records.get(run, [])),
         })
+    runs += _archived(store, {r["id"] for r in runs})
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
     except ShiftError as exc:
         return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs, **_takeover(store)}
     return {"active": _active(store), "runs": runs, **_takeover(store)}
+
+
+def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
+    """The archived runs (refs/shift/archive) not in the work tree: `"archived": true`, read-only."""
+    import json
+
+    from shiftgit.git.archive import read_ledgers
+
+    rows = []
+    for run, data in sorted(read_ledgers(store.repo).items()):
+        if run in here:
+            continue
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            point = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), dict) else {}
+            rows.append({"id": run, "status": doc.get("status"), "goal": (doc.get("contract") or {}).get("goal"),
+                         "stop": doc.get("stop"), "checkpoint": point.get("seq"), "updated_at": doc.get("updated_at"),
+                         "archived": True})
+    return rows
 
 
 def errors(report: dict[str, Any]) -> list[str]:
@@ -94,7 +117,10 @@ def status_text(report: dict[str, Any]) -> str:
     if not report["runs"]:
         return "\n".join(["no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`", *tail])
     lines = [f"! active-run pointer: {report['active_error']}"] if report.get("active_error") else []
+    archived = [run for run in report["runs"] if run.get("archived")]
     for run in report["runs"]:
+        if run.get("archived"):
+            continue
         if run.get("error"):
             lines.append(f"! {run['id']:<20} {'UNREADABLE':<9} {run['error']}")
             continue
@@ -109,6 +135,8 @@ def status_text(report: dict[str, Any]) -> str:
         if run.get("adopt"):
             lines.append(f"    newer record: {textsafe.one_line(run['source']['describe'])}; adopt it: "
                          f"`{run['adopt']}`")
+    if archived:
+        lines.append(f"  ({len(archived)} archived run(s): `shiftgit runs --archived`)")
     return "\n".join([*lines, *tail])
 
 
