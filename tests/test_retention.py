@@ -33,7 +33,7 @@ def snapshots(repo: Repo, run: str, stamps: list[int]) -> list[str]:
         lines += [f"commit {ref}", f"mark :{n}", f"author Ada <ada@example.com> {stamp} +0000",
                   f"committer Ada <ada@example.com> {stamp} +0000", f"data {len(message)}", message,
                   f"from {head}" if n == 1 else f"from :{n - 1}", *([f"merge {head}"] if n > 1 else []),
-                  "deleteall", f"M 100644 inline marker.txt", f"data {len(data)}", data.rstrip("\n"), ""]
+                  "deleteall", "M 100644 inline marker.txt", f"data {len(data)}", data.rstrip("\n"), ""]
     subprocess.run(["git", "fast-import", "--quiet"], cwd=repo.path, input="\n".join(lines) + "\n", text=True,
                    check=True)
     return repo.git("rev-list", "--reverse", ref, "--not", head).split()
@@ -60,7 +60,7 @@ def test_500_checkpoints_gc_keeps_exactly_the_last_20_and_what_a_branch_holds(ru
     chain = snapshots(run_repo, "demo", [now - 1000 + n for n in range(500)])
     trees = {n + 1: run_repo.git("rev-parse", f"{c}^{{tree}}").strip() for n, c in enumerate(chain)}
     run_repo.git("branch", "keep-100", chain[99])
-    history = run_repo.git("rev-list", "--all", "--branches")
+    history = run_repo.git("rev-list", "--branches")
     dry = run_repo.json("gc", "--dry-run")
     assert len(dry["drop"]) == 480 - 100 and run_repo.git("rev-parse", "refs/shift/snapshots/demo").strip() == chain[-1]
     report = run_repo.json("gc")
@@ -68,7 +68,7 @@ def test_500_checkpoints_gc_keeps_exactly_the_last_20_and_what_a_branch_holds(ru
     assert isinstance(report["bytes_before"], int) and isinstance(report["bytes_after"], int)  # packed: git gc frees
     assert kept(run_repo, "demo") == {n: trees[n] for n in range(481, 501)}
     assert run_repo.git("show", "keep-100:marker.txt") == "snapshot-100\n"
-    assert run_repo.git("rev-list", "--branches") == run_repo.git("rev-list", "--branches") and history
+    assert run_repo.git("rev-list", "--branches") == history, "no branch lost a commit"
     fsck_ok(run_repo)
     tip = run_repo.git("rev-parse", "refs/shift/snapshots/demo").strip()
     again = run_repo.json("gc")
