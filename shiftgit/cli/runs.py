@@ -54,7 +54,8 @@ def start(run_id: str, as_json: bool, template_name: str | None, **contract: Any
         lacking = templates.missing(template, spec)
         if lacking:
             raise templates.refuse_missing(template_name, lacking)
-        used = {"name": template_name, "sha256": templates.digest(template)}
+        used = {"name": template_name, "sha256": templates.digest(template),
+                "constraints": list(template.get("constraints") or [])}
     ledger, warnings = runs.start(store, run_id, spec, used)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)

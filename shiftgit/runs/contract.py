@@ -68,9 +68,12 @@ def start(store: Store, run: str, spec: ContractInput,
                         budgets=Budgets(minutes=spec.minutes, tokens=spec.tokens, cost=spec.cost),
                         allow=spec.allow, forbid=spec.forbid, artifacts=spec.artifacts, accept=spec.accept,
                         scope=spec.scope)
-    constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at) for t in spec.constraints if t.strip())
-    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints,
-                    extra={"template": dict(template)} if template else {})
+    from_template = set(template.get("constraints") or ()) if template else set()
+    constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at,
+                                   extra={"source": "template" if t in from_template else "contract"})
+                        for t in spec.constraints if t.strip())
+    used = {"template": {k: template[k] for k in ("name", "sha256") if k in template}} if template else {}
+    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints, extra=used)
     warnings = scope_overlaps(store, run, spec.scope)
     store.create(ledger)
     store.set_active(run)
@@ -114,7 +117,7 @@ def _prefix(glob: str) -> str:
 def add_constraint(store: Store, run: str, text: str) -> Constraint:
     if not text.strip():
         raise UsageError("a constraint needs text, e.g. `shiftgit constraint add \"no deploys on fridays\"`")
-    record = Constraint(id=new_id("c"), text=text, added_at=now_iso())
+    record = Constraint(id=new_id("c"), text=text, added_at=now_iso(), extra={"source": "added"})
     store.update(run, lambda ledger: replace(ledger, constraints=(*ledger.constraints, record),
                                              updated_at=record.added_at))
     return record

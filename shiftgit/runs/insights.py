@@ -61,8 +61,8 @@ def _group(docs: Iterable[Doc], keys: Callable[[Doc], Iterable[tuple[str, Any]]]
 
 def _mid_run(doc: Doc) -> list[tuple[str, Any]]:
     started = str(doc.get("created_at") or "")
-    return [(str(c.get("text")), c.get("text")) for c in _list(doc, "constraints")
-            if str(c.get("added_at") or "") > started and c.get("text")]
+    return [(str(c.get("text")), c.get("text")) for c in _list(doc, "constraints") if c.get("text") and (
+        c.get("source") == "added" or ("source" not in c and str(c.get("added_at") or "") > started))]
 
 
 def _stops(doc: Doc) -> list[tuple[str, Any]]:
