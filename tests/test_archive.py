@@ -47,6 +47,8 @@ def test_the_gate_accepts_an_archived_removal_beside_an_active_run_but_not_a_pla
     run_repo.ok("checkpoint", "--run", "other", "--step", "edited calc")
     proc = run_repo.commit("archive demo, edit calc")
     assert proc.returncode == 0, proc.stderr
+    judged = run_repo.sg("ci", "check", "--no-fetch", "HEAD~1..HEAD")  # CI judges the removal the same way
+    assert judged.returncode == 0, judged.stdout + judged.stderr
     # a deletion the archive does not hold is still refused (gate rule 5)
     run_repo.ok("start", "third", "--goal", "g", "--stop-when", "s")
     assert run_repo.commit("start third", env={"SHIFT_SKIP": "setup"}).returncode == 0
