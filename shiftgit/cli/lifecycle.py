@@ -8,6 +8,7 @@ import click
 
 from shiftgit.cli.common import emit, json_option, resolve, run_option, terminal
 from shiftgit.cli.common import store as _store
+from shiftgit.cli.runs import constraint
 
 
 @click.command("archive")
@@ -231,6 +232,28 @@ def memory_expire(entry_id: str, by: str | None, as_json: bool) -> None:
 
     entry = mem.expire(_store(), entry_id, by)
     emit(entry) if as_json else click.echo(f"expired {entry['id']}: {entry['text']}")
+
+
+@constraint.command("promote")
+@click.argument("which", metavar="ID")
+@click.option("--by", help="The person who approves it as a standing rule (required).")
+@click.option("--until", metavar="DATE", help="When it expires (YYYY-MM-DD); default: never, until `memory expire`.")
+@run_option
+@json_option
+def constraint_promote(which: str, by: str | None, until: str | None, run: str | None, as_json: bool) -> None:
+    """Copy a run's constraint into repository memory (.shift/memory.json): every later run's briefing lists it.
+
+    \b
+    Example:
+      shiftgit constraint promote c-1a2b3c4d5e6f --by lead@example.com --until 2027-06-30
+    """
+    from shiftgit.runs import memory
+
+    entry = memory.promote(_store(), which, by, until, run)
+    if as_json:
+        emit(entry)
+        return
+    click.echo(f"memory {entry['id']}: {entry['text']} (approved by {entry['approved_by']})")
 
 
 COMMANDS = (archive_cmd, runs_cmd, gc_cmd, insights_cmd, review, confirm_cmd, memory)

@@ -26,10 +26,10 @@ ADVICE = {
     "blocked_external": "settle the outside dependency before the run starts and write it into the contract",
     "waiting_for_approval": "request the approvals up front (`shiftgit approval request KEY`) or allow the kind",
     "budget_exhausted": "raise the budget in the template, or cut the goal",
-    "failed_after_retry_budget": "add an acceptance check that catches the failure earlier",
-    "context_exhausted": "split the goal into smaller runs",
+    "failed_after_retries": "add an acceptance check that catches the failure earlier",
+    "context_limit": "split the goal into smaller runs",
+    "crashed": "checkpoint more often, and let the agent hooks save the conversation",
     "user_paused": "agree on milestones to confirm (`checkpoint --milestone --confirm`)",
-    "cancelled": "confirm the goal with its owner before starting",
 }
 BUDGET_FLAGS = {"minutes": ("--time-budget", "time_budget"), "tokens": ("--token-budget", "token_budget"),
                 "cost": ("--cost-budget", "cost_budget")}

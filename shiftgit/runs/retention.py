@@ -25,7 +25,8 @@ from shiftgit.runs.archive import documents
 DEFAULTS = {"keep_last": 20, "finished_days": 14, "failed_days": 90, "rescue_days": 30}
 SNAPSHOTS = "refs/shift/snapshots/"
 RESCUE = "refs/shift/rescue/"
-FAILED_STOPS = ("failed_after_retry_budget", "budget_exhausted", "blocked_external", "cancelled")
+FAILED_STOPS = ("failed_after_retries", "budget_exhausted", "blocked_external", "crashed",
+                "failed_after_retry_budget", "cancelled")  # the last two: schema 1 names
 DAY = 86400
 
 

@@ -137,3 +137,13 @@ def awaiting_reasons(ledger: Ledger) -> list[str]:
     """Why resume escalates: milestones whose owner has not confirmed them yet."""
     return [f"milestone #{c.seq}" + (f" ({c.step})" if c.step else "") + " awaits its owner's confirmation: "
             f"`shiftgit confirm {ledger.run} --by WHO` (or `--correct TEXT`)" for c in ledger.awaiting_confirmation()]
+
+
+def review_lines(ledger: Ledger) -> list[str]:
+    """The open reviews as the briefing lists them: quoted text, where, who, and the command that resolves each."""
+    from shiftgit import textsafe
+
+    return [textsafe.quote(r.text, 400) + (f" at {textsafe.one_line(r.file)}" + (f":{r.line}" if r.line else "")
+                                          if r.file else "") + (f" by {textsafe.one_line(r.by)}" if r.by else "")
+            + f" [{textsafe.one_line(r.id)}; `shiftgit review resolve {textsafe.one_line(r.id)} --reason R`]"
+            for r in ledger.open_reviews()]

@@ -105,6 +105,17 @@ def refuse_missing(name: str, fields: list[str]) -> UsageError:
                       "was started")
 
 
+def fill(store: Store, name: str, spec: Any) -> tuple[Any, dict[str, Any]]:
+    """`start --template NAME`: the filled ContractInput and what the ledger records of the template; a required
+    field left empty is refused, naming the fields."""
+    template = load(store, name)
+    spec = apply(template, spec)
+    lacking = missing(template, spec)
+    if lacking:
+        raise refuse_missing(name, lacking)
+    return spec, {"name": name, "sha256": digest(template), "constraints": list(template.get("constraints") or [])}
+
+
 def digest(template: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_bytes(dict(template))).hexdigest()
 
