@@ -202,7 +202,8 @@ def text(found: list[dict[str, Any]]) -> str:
 
 def suggest(store: Store, name: str, found: list[dict[str, Any]], *, apply: bool) -> dict[str, Any]:
     """The template the clusters suggest (the current one changed), as a diff; written only with `apply`."""
-    current = templates.read_optional(store, name) or {"schema_version": templates.TEMPLATE_VERSION}
+    existing = templates.read_optional(store, name)
+    current = existing or {"schema_version": templates.TEMPLATE_VERSION}
     proposed = copy.deepcopy(current)
     used = []
     for cluster in found:
@@ -217,11 +218,11 @@ def suggest(store: Store, name: str, found: list[dict[str, Any]], *, apply: bool
         used.append({"kind": cluster["kind"], "key": cluster["key"], "runs": cluster["runs"]})
     if used and proposed != current:
         proposed["suggested_by"] = used
-    before = json.dumps(current, indent=2, sort_keys=True).splitlines()
+    before = json.dumps(existing, indent=2, sort_keys=True).splitlines() if existing else []
     after = json.dumps(proposed, indent=2, sort_keys=True).splitlines()
     where = store.rel(templates.path(store, name))
-    diff = "\n".join(difflib.unified_diff(before, after, f"a/{where}", f"b/{where}", lineterm="")) \
-        if proposed != current else ""
+    diff = "\n".join(difflib.unified_diff(before, after, f"a/{where}" if existing else "/dev/null", f"b/{where}",
+                                           lineterm="")) if proposed != current else ""
     written = False
     if apply and diff:
         templates.write(store, name, proposed)
