@@ -72,6 +72,8 @@ def test_review_add_resolve_and_reopen_an_archived_run(run_repo: Repo) -> None:
     assert ledger["status"] == "active" and ledger["reopened"][-1]["from_status"] == "completed"
     assert [r["status"] for r in ledger["reviews"]] == ["resolved", "open"]
     assert "R-78" in run_repo.json("resume", "demo", "--no-run", codes=(0, 3, 4))["briefing"]
+    markdown = run_repo.ok("show", "demo", "--markdown").stdout
+    assert "R-78" in markdown and "resolved: done" in markdown
     refused(run_repo.sg("review", "add", "demo", "x", "--line", "3"), "--file")
 
 

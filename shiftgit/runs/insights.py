@@ -65,9 +65,13 @@ def _mid_run(doc: Doc) -> list[tuple[str, Any]]:
         c.get("source") == "added" or ("source" not in c and str(c.get("added_at") or "") > started))]
 
 
+OLD_STOPS = {"failed_after_retry_budget": "failed_after_retries", "cancelled": "user_paused",
+             "context_exhausted": "context_limit"}  # schema 1 names, counted with their schema 2 ones
+
+
 def _stops(doc: Doc) -> list[tuple[str, Any]]:
     stop = _map(doc, "stop")
-    reason = stop.get("reason")
+    reason = OLD_STOPS.get(str(stop.get("reason")), stop.get("reason"))
     return [(str(reason), stop.get("detail"))] if reason and reason != "completed" else []
 
 

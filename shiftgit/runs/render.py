@@ -231,6 +231,13 @@ def markdown(ledger: Ledger) -> str:
         r = ledger.receipt
         out += ["", f"## Receipt: {r.status}", "", f"- reviewer: {r.reviewer_action or '—'}"]
         out += [f"- assumption: {a}" for a in r.assumptions] + [f"- known failure: {k}" for k in r.known_failures]
+    if ledger.reviews or ledger.confirmations:
+        out += ["", "## Reviews and confirmations", ""]
+        out += [f"- review `{v.id}` ({v.status}{', by ' + v.by if v.by else ''}): {v.text}"
+                + (f" — `{v.file}`" + (f":{v.line}" if v.line else "") if v.file else "")
+                + (f" — resolved: {v.reason}" if v.status == "resolved" else "") for v in ledger.reviews]
+        out += [f"- milestone #{c.seq} ({c.step or ''}): {c.state}" + (f" by {c.by}" if c.by else "")
+                + (f" — correction: {c.correction}" if c.correction else "") for c in ledger.confirmations]
     return "\n".join(out) + "\n"
 
 
