@@ -52,11 +52,9 @@ def start(run_id: str, as_json: bool, template_name: str | None, **contract: Any
     store = _store()
     contract["goal"], contract["stop_when"] = contract["goal"] or "", contract["stop_when"] or ""
     spec = runs.ContractInput(**contract)
-    used = None
-    if template_name is not None:
-        from shiftgit.runs import templates
+    from shiftgit.runs import templates
 
-        spec, used = templates.fill(store, template_name, spec)
+    spec, used = templates.fill(store, template_name, spec) if template_name else (spec, None)
     ledger, warnings = runs.start(store, run_id, spec, used)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
@@ -90,6 +88,7 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
     A check's latest result is carried from checkpoint to checkpoint until it is rerun or retired.
+    Exit 4, nothing run, when another place holds the run's lease or took the run over.
 
     \b
     Example:
@@ -189,6 +188,9 @@ def accept(run_id: str | None, quiet: bool, as_json: bool) -> None:
 @json_option
 def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
     """Record the state at a step boundary: files (from git), evidence, next action, open items.
+
+    Exit 4, nothing written, when another place holds the run's lease or took the run over
+    (`shiftgit resume RUN --take-over` makes this place the owner).
 
     \b
     Example:

@@ -310,6 +310,7 @@ class Ledger(Record):
     receipt: Receipt | None = None
     retired: tuple[Retirement, ...] = ()
     resolved: tuple[Mapping[str, Any], ...] = ()  # `checkpoint --resolve`: {kind, text, reason, at, checkpoint}
+    lease: Mapping[str, Any] | None = None  # the owner lease and its epochs (runs/lease.py)
     # issue 14 (optional: a ledger without them reads as before)
     reviews: tuple[Review, ...] = ()
     reopened: tuple[Reopening, ...] = ()

@@ -138,3 +138,16 @@ def drop_expired(store: Store, *, dry_run: bool = False, now: str | None = None)
 def days_ago(days: int, now: dt.datetime | None = None) -> str:
     moment = (now or dt.datetime.now(dt.timezone.utc)) - dt.timedelta(days=days)
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def standing_rules(store: Store) -> list[str]:
+    """The live rules as every briefing lists them, each with who approved it; a broken memory file says so."""
+    from shiftgit import textsafe
+    from shiftgit.errors import ShiftError
+
+    try:
+        entries = live(store)
+    except ShiftError as exc:
+        return [f"(the repository memory cannot be read: {textsafe.one_line(str(exc), 300)})"]
+    return [f"{e['text']} (from run {e['origin'].get('run')}, approved by {e['approved_by']}"
+            + (f", until {e['expires_at']})" if e.get("expires_at") else ")") for e in entries]
