@@ -86,7 +86,7 @@ def ledger_breaks(document: Doc) -> list[Break]:
     """What breaks the chain inside one ledger: links between history entries and the checkpoint, epochs."""
     point = document.get("checkpoint")
     history = [e for e in document.get("history") or [] if isinstance(e, Mapping) and "digest" in e]
-    links = [*history, *([point] if is_chained(point) else [])]
+    links: list[Doc] = [*history, *([point] if isinstance(point, Mapping) and is_chained(point) else [])]
     digests: dict[int, set[Any]] = {}
     for entry in history:  # a seq twice is a fork two branches' ledgers merged: either may be linked to
         digests.setdefault(_seq(entry) or 0, set()).add(entry.get("digest"))
