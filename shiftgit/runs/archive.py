@@ -126,13 +126,14 @@ def list_runs(store: Store, filters: Filters) -> list[dict[str, Any]]:
 
 
 def row(doc: Mapping[str, Any], archived: bool) -> dict[str, Any]:
-    stop = doc.get("stop") if isinstance(doc.get("stop"), Mapping) else None
-    contract = doc.get("contract") if isinstance(doc.get("contract"), Mapping) else {}
-    point = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), Mapping) else None
+    found = {key: doc.get(key) for key in ("stop", "contract", "checkpoint")}
+    stop: Mapping[str, Any] = found["stop"] if isinstance(found["stop"], Mapping) else {}
+    contract: Mapping[str, Any] = found["contract"] if isinstance(found["contract"], Mapping) else {}
+    point: Mapping[str, Any] = found["checkpoint"] if isinstance(found["checkpoint"], Mapping) else {}
     return {"id": doc.get("run"), "status": doc.get("status"), "archived": archived,
             "stop_reason": stop.get("reason") if stop else None, "goal": contract.get("goal"),
             "created_at": doc.get("created_at"), "updated_at": doc.get("updated_at"),
-            "checkpoint": point.get("seq") if point else None}
+            "checkpoint": point.get("seq")}
 
 
 def _matches(r: Mapping[str, Any], f: Filters) -> bool:

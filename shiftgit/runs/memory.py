@@ -78,13 +78,15 @@ def promote(store: Store, which: str, by: str | None, until: str | None = None,
                  "approved_by": by.strip(), "expires_at": expires}
         document["entries"] = [*document["entries"], entry]
         _write_unlocked(store, document)
-    return entry
+    return dict(entry)
 
 
 def _write_unlocked(store: Store, document: Mapping[str, Any]) -> None:
     from shiftgit.ledger.secrets import redact_obj
 
-    write_atomic(store.inside(FILE), canonical_bytes(redact_obj(dict(document))), is_json=True)
+    redacted = redact_obj(dict(document))
+    assert isinstance(redacted, dict)
+    write_atomic(store.inside(FILE), canonical_bytes(redacted), is_json=True)
 
 
 def _find(store: Store, which: str, run: str | None) -> tuple[str, Mapping[str, Any]]:
@@ -118,7 +120,7 @@ def expire(store: Store, entry_id: str, by: str | None = None) -> dict[str, Any]
         if by:
             entry["expired_by"] = by
         _write_unlocked(store, document)
-    return entry
+    return dict(entry)
 
 
 def drop_expired(store: Store, *, dry_run: bool = False, now: str | None = None) -> list[dict[str, Any]]:

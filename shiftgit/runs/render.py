@@ -61,8 +61,10 @@ def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(doc, dict):
-            point = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), dict) else {}
-            rows.append({"id": run, "status": doc.get("status"), "goal": (doc.get("contract") or {}).get("goal"),
+            found, terms = doc.get("checkpoint"), doc.get("contract")
+            point: dict[str, Any] = found if isinstance(found, dict) else {}
+            contract: dict[str, Any] = terms if isinstance(terms, dict) else {}
+            rows.append({"id": run, "status": doc.get("status"), "goal": contract.get("goal"),
                          "stop": doc.get("stop"), "checkpoint": point.get("seq"), "updated_at": doc.get("updated_at"),
                          "archived": True})
     return rows

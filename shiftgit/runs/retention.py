@@ -52,7 +52,8 @@ def _kind(doc: Mapping[str, Any] | None) -> str:
     """active | finished | failed: which rule of the policy a run's snapshots follow."""
     if doc is None or doc.get("status") in (None, "active", "stopped"):
         return "active"
-    stop = doc.get("stop") if isinstance(doc.get("stop"), Mapping) else {}
+    found = doc.get("stop")
+    stop: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     if doc.get("status") in ("blocked", "abandoned") or stop.get("reason") in FAILED_STOPS:
         return "failed"
     return "finished"
