@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
-from shiftgit.ledger import validated
+from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes
 from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -69,6 +69,7 @@ class Store:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.root = repo.shift_dir
+        self._seen: dict[str, incremental.Written] = {}  # run -> the bytes shiftgit wrote, last read or written here
 
     @classmethod
     def open(cls, cwd: str | Path | None = None, *, require: bool = True) -> Store:
@@ -152,12 +153,24 @@ class Store:
         return self.ledger_path(run).exists()
 
     def read(self, run: str) -> Ledger:
-        """The run's ledger as the model; schema-checked unless shiftgit already validated these bytes."""
+        """The run's ledger as the model; schema-checked unless shiftgit already validated these bytes.
+
+        The same bytes read again in this process (`effect run` reads and writes three times) give the
+        same immutable model without parsing them again.
+        """
         from shiftgit.ledger.model import Ledger
 
         data = self._bytes(run)
-        document = self._known(data)
-        return Ledger.from_dict(document) if document is not None else self._checked(run, data)
+        seen = self._seen.get(run)
+        if seen is not None and seen.data == data and seen.ledger is not None:
+            return seen.ledger
+        document = self._known(data) if seen is None or seen.data != data else json.loads(data)
+        if document is None:
+            return self._checked(run, data)
+        ledger = Ledger.from_dict(document)
+        if (seen is not None and seen.data == data) or validated.is_written(self.repo.git_dir, data):
+            self._seen[run] = incremental.Written(data, ledger, document=document)  # a base for the next write
+        return ledger
 
     def document(self, run: str) -> dict[str, Any]:
         """The run's ledger as JSON, without building the model (the agent hooks' hot path)."""
@@ -199,23 +212,18 @@ class Store:
         may): only for a ledger read valid and changed by shiftgit's own typed code, as the agent hooks'
         automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
         """
-        from shiftgit.ledger.secrets import redact_obj
-
-        document = redact_obj(ledger.to_dict())
-        assert isinstance(document, dict)
-        if checked:
-            from shiftgit.ledger.schema import schema_errors
-
-            problems = schema_errors(document)
-            if problems:  # a bug, not bad input: keep the traceback
-                raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
+        # Against what shiftgit wrote, only what the change touched is redacted, checked and serialized again.
+        written, problems = incremental.render(ledger, self._seen.get(ledger.run), check=checked)
+        if problems:  # a bug, not bad input: keep the traceback
+            raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)
         if path.parent.exists():
             remove_stale_temps(path.parent)
-        data = canonical_bytes(document)
+        data = written.data
         write_atomic(path, data, is_json=True)
+        self._seen[ledger.run] = written
         with contextlib.suppress(OSError):  # only a speed-up: a full disk here costs one more validation later
-            validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
+            validated.record(self.repo.git_dir, [data], written=True)  # the gate skips re-validating these bytes
 
     def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.
@@ -235,7 +243,7 @@ class Store:
             data = canonical_bytes(changed)
             write_atomic(path, data, is_json=True)
             with contextlib.suppress(OSError):  # only a speed-up, as in `write`
-                validated.record(self.repo.git_dir, [data])
+                validated.record(self.repo.git_dir, [data], written=True)
             return changed
 
     def create(self, ledger: Ledger) -> None:

@@ -6,7 +6,8 @@ known good. Their blob ids (the id `git add` will give them, sha1 and sha256) ar
 `<git-dir>/shift/validated`; the gate, `Store.read` and `Store.document` run jsonschema (a 60 ms
 import) only on bytes whose blob is not listed. The file is private to the worktree, never committed,
 and bounded: past MAX_BYTES it keeps the newest KEEP lines. A lost line (a concurrent trim) only costs
-one more validation later.
+one more validation later. A line for bytes shiftgit wrote itself (so redacted: a write skips redacting
+again what it kept, `incremental.py`) carries a third token.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 NAME = "validated"
 MAX_BYTES = 64 * 1024
 KEEP = 256
+WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
 
 
 def blob_ids(data: bytes) -> tuple[str, str]:
@@ -32,11 +34,11 @@ def path(git_dir: str | Path) -> Path:
     return Path(git_dir, "shift", NAME)
 
 
-def record(git_dir: str | Path, data: Iterable[bytes]) -> None:
-    """Remember these ledger bytes as validated."""
+def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
+    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted)."""
     target = path(git_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    lines = "".join(" ".join(blob_ids(blob)) + "\n" for blob in data).encode()
+    lines = "".join(_line(blob_ids(blob), written) for blob in data).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, lines)
@@ -45,6 +47,10 @@ def record(git_dir: str | Path, data: Iterable[bytes]) -> None:
         os.close(fd)
     if size > MAX_BYTES:
         _trim(target)
+
+
+def _line(ids: tuple[str, str], written: bool) -> str:
+    return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + "\n"
 
 
 def _trim(target: Path) -> None:
@@ -57,6 +63,11 @@ def _trim(target: Path) -> None:
 def is_known(git_dir: str | Path, data: bytes) -> bool:
     """Whether these exact bytes were validated (or written) by shiftgit in this worktree."""
     return blob_ids(data)[0] in known(git_dir)
+
+
+def is_written(git_dir: str | Path, data: bytes) -> bool:
+    """Whether shiftgit itself wrote these exact bytes (redacted) in this worktree."""
+    return WRITTEN + blob_ids(data)[0] in known(git_dir)
 
 
 def config_id(data: bytes) -> str:
