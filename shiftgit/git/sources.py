@@ -91,8 +91,9 @@ def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes
     except FileNotFoundError:
         working = None
     if working is not None:
-        found.append(Source("committed" if working == committed else "working", _seq(working), _at(working),
-                            working, committed_seq))
+        document = _document(working)  # parsed once for its seq and its time
+        found.append(Source("committed" if working == committed else "working", _seq(working, document),
+                            _at(working, document), working, committed_seq))
     for tip in tips:
         answer = published.get(tip.ref)
         if answer is None:
@@ -121,13 +122,13 @@ def newer_published(store: Store, run: str) -> Source | None:
     return best if best is not None and best.kind == "published" else None
 
 
-def _seq(data: bytes | None) -> int:
-    document = _document(data)
+def _seq(data: bytes | None, document: dict[str, Any] | None = None) -> int:
+    document = _document(data) if document is None else document
     return ledgerref.seq_of(document) if document is not None else 0
 
 
-def _at(data: bytes | None) -> str | None:
-    document = _document(data)
+def _at(data: bytes | None, document: dict[str, Any] | None = None) -> str | None:
+    document = _document(data) if document is None else document
     point = document.get("checkpoint") if document else None
     value = point.get("at") if isinstance(point, dict) else None
     return value if isinstance(value, str) else None

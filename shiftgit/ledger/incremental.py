@@ -64,13 +64,15 @@ class Part:
 
 
 class Written:
-    """A ledger as shiftgit wrote it: its bytes, the model (None when redaction changed it), its parts."""
+    """A ledger's bytes as this process last read or wrote them, the model (None when redaction changed it)
+    and its parts; `written`: whether shiftgit wrote those bytes (None: not asked yet). Only written
+    bytes are a base for the next write."""
 
-    __slots__ = ("_document", "data", "ledger", "parts")
+    __slots__ = ("_document", "data", "ledger", "parts", "written")
 
     def __init__(self, data: bytes, ledger: Ledger | None, parts: dict[str, Part] | None = None,
-                 document: dict[str, Any] | None = None) -> None:
-        self.data, self.ledger, self.parts, self._document = data, ledger, parts, document
+                 document: dict[str, Any] | None = None, written: bool | None = True) -> None:
+        self.data, self.ledger, self.parts, self._document, self.written = data, ledger, parts, document, written
 
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""

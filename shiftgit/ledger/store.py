@@ -89,16 +89,17 @@ class Store:
     def inside(self, *parts: str) -> Path:
         """`.shift/<parts>`, refused when it or a directory on the way is a symbolic link (it could lead
         anywhere: a hostile clone commits `.shift -> ../../elsewhere`). Nothing is followed or written."""
-        path = self.root
+        here = str(self.root)
         for part in ("", *parts):
-            path = path / part if part else path
-            if path.is_symlink():
+            here = os.path.join(here, part) if part else here
+            if os.path.islink(here):  # os.path, not pathlib: `status` asks this four times for each of 1,000 runs
+                path = Path(here)
                 rel = self.rel(path)
                 raise UsageError(f"refusing to use {rel}: it is a symbolic link (to "
                                  f"{textsafe.quote(os.readlink(path), 120)}), and shiftgit keeps its files inside the "
                                  f"work tree; nothing was read or written. Remove the link (`git rm {rel}`), then run "
                                  "`shiftgit init`")
-        return path
+        return Path(here)
 
     def ledger_path(self, run: str) -> Path:
         return self.inside("runs", validate_run_id(run), "ledger.json")
@@ -168,8 +169,8 @@ class Store:
         if document is None:
             return self._checked(run, data)
         ledger = Ledger.from_dict(document)
-        if (seen is not None and seen.data == data) or validated.is_written(self.repo.git_dir, data):
-            self._seen[run] = incremental.Written(data, ledger, document=document)  # a base for the next write
+        written = True if seen is not None and seen.data == data else None  # None: asked when a write needs it
+        self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
 
     def document(self, run: str) -> dict[str, Any]:
@@ -213,7 +214,11 @@ class Store:
         automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
         """
         # Against what shiftgit wrote, only what the change touched is redacted, checked and serialized again.
-        written, problems = incremental.render(ledger, self._seen.get(ledger.run), check=checked)
+        base = self._seen.get(ledger.run)
+        if base is not None and base.written is None:
+            base.written = validated.is_written(self.repo.git_dir, base.data)
+        written, problems = incremental.render(ledger, base if base is not None and base.written else None,
+                                               check=checked)
         if problems:  # a bug, not bad input: keep the traceback
             raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 NAME = "validated"
-MAX_BYTES = 64 * 1024
-KEEP = 256
+MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
+KEEP = 2048
 WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
 
 
@@ -85,9 +85,23 @@ def record_config(git_dir: str | Path, data: bytes) -> None:
         handle.write(config_id(data) + "\n")
 
 
+_READ: dict[str, tuple[tuple[int, int, int], set[str]]] = {}  # per file: its (inode, size, mtime) and ids
+
+
 def known(git_dir: str | Path) -> set[str]:
-    """Every blob id recorded (both hash kinds)."""
+    """Every blob id recorded (both hash kinds); read once per process while the file stays as it was.
+
+    The set is shared: do not change it.
+    """
+    target = path(git_dir)
     try:
-        return set(path(git_dir).read_text("ascii", "replace").split())
+        stat = os.stat(target)
+        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        hit = _READ.get(str(target))
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        ids = set(target.read_text("ascii", "replace").split())
     except FileNotFoundError:
         return set()
+    _READ[str(target)] = (key, ids)  # read after the stat: never older than the key says
+    return ids
