@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, SG, compile_bytecode, isolate
+from _common import ROOT, SG, compile_bytecode, isolate, parse
 
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=100)
-    args = parser.parse_args()
+    args = parse(parser, rounds=1, warmup=0, notes=20, runs=2)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
         base = Path(tmp)
