@@ -116,3 +116,18 @@ def test_only_arrays_of_independent_items_are_checked_by_item() -> None:
     arrays = incremental._item_arrays("ledger.schema.json")
     assert {"effects", "history", "approvals"} <= arrays
     assert "checkpoint" not in arrays and "contract" not in arrays
+
+
+def test_a_file_id_is_checked_as_an_object_id_or_null() -> None:
+    import jsonschema
+
+    from shiftgit.ledger.schema import schema_text
+
+    schema = json.loads(schema_text())
+    assert schema["$defs"]["file_change"]["properties"]["id"]["pattern"] == schema["$defs"]["oid"]["pattern"]
+    only = {k: v for k, v in schema.items() if k not in ("type", "required", "properties")}
+    validator = jsonschema.Draft202012Validator({**only, "$ref": "#/$defs/file_change"})
+    for good in ("a" * 40, "0" * 64, None):
+        assert not list(validator.iter_errors({"path": "x", "id": good}))
+    for bad in ("A" * 40, "a" * 39, "a" * 41, 5, True, ["a" * 40], ""):
+        assert list(validator.iter_errors({"path": "x", "id": bad})), bad
