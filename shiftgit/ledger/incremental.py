@@ -77,7 +77,7 @@ class Written:
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
         if self.parts is None:
-            from shiftgit.ledger.model import _dump
+            from shiftgit.ledger.record import _dump
 
             assert self.ledger is not None and self._document is not None
             parts: dict[str, Part] = {}
@@ -98,7 +98,7 @@ class Written:
 def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "ledger.schema.json"
            ) -> tuple[Written, list[str]]:
     """`ledger` redacted, checked (when `check`) and serialized, reusing what is `base`'s: (written, problems)."""
-    from shiftgit.ledger.model import _dump
+    from shiftgit.ledger.record import _dump
     from shiftgit.ledger.secrets import redact_obj
 
     old_parts = base.base() if base is not None else {}
@@ -162,7 +162,7 @@ def _values(ledger: Ledger) -> list[tuple[str, object]]:
 
 
 def _records(value: object) -> bool:
-    from shiftgit.ledger.model import Record
+    from shiftgit.ledger.record import Record
 
     return isinstance(value, tuple) and all(isinstance(v, Record) for v in value)
 
