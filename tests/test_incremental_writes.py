@@ -131,3 +131,16 @@ def test_a_file_id_is_checked_as_an_object_id_or_null() -> None:
         assert not list(validator.iter_errors({"path": "x", "id": good}))
     for bad in ("A" * 40, "a" * 39, "a" * 41, 5, True, ["a" * 40], ""):
         assert list(validator.iter_errors({"path": "x", "id": bad})), bad
+
+
+def test_a_new_process_reuses_the_written_text_byte_for_byte(run_repo: Repo) -> None:
+    store = Store.open(run_repo.path)
+    odd = ["é ∑ 😀", 'quote " and \\ back', "line\nbreak,\n    {not an item}", "\t\x01", ""]
+    items = tuple(effect(f"o{i}", result=text or None, argv=("echo", text)) for i, text in enumerate(odd))
+    store.write(put(store.read("demo"), *items))
+    later = Store.open(run_repo.path)
+    ledger = later.read("demo")
+    changed = put(ledger, *ledger.effects[1:], effect("new", result="{\n  ]"))
+    later.write(changed)
+    assert run_repo.ledger_path("demo").read_bytes() == full_write(changed)
+    assert incremental._slices(run_repo.ledger_path("demo").read_text(), "effects", len(changed.effects))

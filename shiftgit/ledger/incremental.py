@@ -81,12 +81,15 @@ class Written:
 
             assert self.ledger is not None and self._document is not None
             parts: dict[str, Part] = {}
+            text = self.data.decode("utf-8")
             for name, value in _values(self.ledger):
                 if name not in self._document:
                     continue
                 old = self._document[name]
                 if _records(value) and isinstance(old, list) and len(old) == len(value):
                     items = [Item(r, r.to_dict()) for r in value]  # type: ignore[attr-defined]
+                    for item, piece in zip(items, _slices(text, name, len(items)), strict=False):
+                        item.text = piece  # the bytes are canonical (shiftgit wrote them): its text as it is
                     items = [i for i, data in zip(items, old, strict=True) if i.json == data]
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
                 elif _dump(value) == old:
@@ -144,6 +147,22 @@ def canonical(parts: dict[str, Part]) -> bytes:
         return b"{}\n"
     lines = [f"  {json.dumps(name, ensure_ascii=False)}: {parts[name].canonical()}" for name in sorted(parts)]
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+
+
+def _slices(text: str, name: str, count: int) -> list[str]:
+    """The canonical texts of the COUNT items of top-level array NAME in canonical `text` ([] if not found).
+
+    At depth 1 a line is indented two spaces, an item of a top-level array starts four spaces in, and
+    the lines inside it six or more (a string holds no raw line break): those markers are unambiguous.
+    """
+    head = f"\n  {json.dumps(name, ensure_ascii=False)}: [\n    "
+    start = text.find(head)
+    end = text.find("\n  ]", start) if start >= 0 else -1
+    if end < 0:
+        return []
+    pieces = text[start + len(head):end].split(",\n    {")
+    pieces = pieces[:1] + ["{" + piece for piece in pieces[1:]]
+    return pieces if len(pieces) == count else []
 
 
 def _text(value: Any, depth: int) -> str:
