@@ -1,6 +1,7 @@
 """What the interactive commands cost at small size and at scale, in start-ups of this Python.
 
-    python bench/interactive.py [--rounds 15] [--runs 1000] [--effects 1000] [--commits 10000] [--quick]
+    python bench/interactive.py [--rounds 15] [--runs 1000] [--effects 1000] [--commits 10000] [--files 1000]
+                                [--quick]
 
 Builds throw-away repositories (isolated from the machine's git config), then every round times,
 interleaved, each command below and `<this python> -c pass`; a figure is the median over the rounds
@@ -9,6 +10,7 @@ of (command time / that round's `python -c pass`), with the spread (lowest and h
 - `shiftgit --version`;
 - `status` with 1 run and with RUNS runs, beside its reference: reading the RUNS ledgers' JSON alone
   (a Python process that globs, reads and parses them);
+- `show`, and `checkpoint` after one edit and after editing FILES files (edits not timed);
 - `effect run -- true` with 10 recorded effects and with EFFECTS (every round adds one effect);
 - `log -n 20` with 100 and with COMMITS old commits (each with a note) under 25 checkpointed ones, and
   `log -n 1` there.
@@ -96,6 +98,22 @@ def with_effects(path: Path, effects: int) -> Path:
     return path
 
 
+def with_files(path: Path, files: int) -> Path:
+    """FILES tracked files in 20 directories (the checkpoint bench edits every one of them each round)."""
+    repo(path)
+    touch(path, files, "start")
+    run(path, *SG, "checkpoint", "--step", "files", "--next", "edit them")
+    run(path, "git", "add", "-A")
+    run(path, "git", "commit", "-qm", "files")
+    return path
+
+
+def touch(path: Path, files: int, text: str) -> None:
+    for n in range(files):
+        (path / f"src/d{n % 20}").mkdir(parents=True, exist_ok=True)
+        (path / f"src/d{n % 20}/f{n}.py").write_text(f"X = {n}  # {text}\n")
+
+
 def with_notes(path: Path, commits: int, recent: int) -> Path:
     """COMMITS old commits, each with a note (no handoff), then RECENT checkpointed commits (the hooks' notes)."""
     repo(path, commits)
@@ -115,7 +133,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--effects", type=int, default=1000)
     parser.add_argument("--commits", type=int, default=10_000)
-    args = parse(parser, rounds=2, runs=5, effects=5, commits=30)
+    parser.add_argument("--files", type=int, default=1000)
+    args = parse(parser, rounds=2, runs=5, effects=5, commits=30, files=5)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
         base = Path(tmp)
@@ -123,6 +142,7 @@ def main() -> None:
         compile_bytecode()
         small, runs = with_runs(base / "small", 1), with_runs(base / "runs", args.runs)
         few, many = with_effects(base / "few", 10), with_effects(base / "many", args.effects)
+        files = with_files(base / "files", args.files)
         recent = 3 if args.quick else 25
         short, long = with_notes(base / "short", 100, recent), with_notes(base / "long", args.commits, recent)
         py = sys.executable
@@ -130,8 +150,11 @@ def main() -> None:
             "python -c pass": (base, [py, "-c", "pass"]),
             "--version": (base, [*SG, "--version"]),
             "status, 1 run": (small, [*SG, "status"]),
+            "show, 1 run": (small, [*SG, "show"]),
+            "checkpoint, 1 changed file": (small, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
+            f"checkpoint, {args.files} changed files": (files, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
             f"status, {args.runs} runs": (runs, [*SG, "status"]),
-            f"  reference: read {args.runs} ledgers' JSON": (runs, [py, "-c", READ_JSON]),
+            f"  reference: read {args.runs} ledgers JSON": (runs, [py, "-c", READ_JSON]),
             "effect run, 10 effects": (few, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
                                               "--repeatable", "-q", "--", "true"]),
             f"effect run, {args.effects} effects": (many, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
@@ -143,6 +166,8 @@ def main() -> None:
         ratios: dict[str, list[float]] = {name: [] for name in cases}
         unit: list[float] = []
         for i in range(args.rounds + 1):  # round 0 warms the caches up and is not counted
+            (small / "work.txt").write_text(f"{i}\n")  # what the checkpoints record (not timed)
+            touch(files, args.files, f"round {i}")
             took = {name: timed(cwd, [a.replace("{i}", str(i)) for a in argv]) for name, (cwd, argv) in cases.items()}
             if i:
                 unit.append(took["python -c pass"])
@@ -161,10 +186,15 @@ def report(ratios: dict[str, list[float]], unit: list[float], args: argparse.Nam
     median = {name: statistics.median(values) for name, values in ratios.items()}
     for name, values in ratios.items():
         print(f"{name:<44} {median[name]:>9.2f} {min(values):>7.2f}-{max(values):<7.2f}")
-    names = list(ratios)
-    print(f"status at {args.runs} runs / reading their JSON: {median[names[3]] / median[names[4]]:.2f}x")
-    print(f"effect run at {args.effects} / at 10 effects: {median[names[6]] / median[names[5]]:.2f}x")
-    print(f"log -n 20 at {args.commits} / at 100 commits: {median[names[8]] / median[names[7]]:.2f}x")
+    def ratio(a: str, b: str) -> float:
+        return median[a] / median[b]
+
+    print(f"status at {args.runs} runs / reading their JSON: "
+          f"{ratio(f'status, {args.runs} runs', f'  reference: read {args.runs} ledgers JSON'):.2f}x")
+    print(f"effect run at {args.effects} / at 10 effects: "
+          f"{ratio(f'effect run, {args.effects} effects', 'effect run, 10 effects'):.2f}x")
+    print(f"log -n 20 at {args.commits} / at 100 commits: "
+          f"{ratio(f'log -n 20, {args.commits} commits', 'log -n 20, 100 commits'):.2f}x")
 
 
 if __name__ == "__main__":
