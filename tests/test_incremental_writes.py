@@ -144,3 +144,17 @@ def test_a_new_process_reuses_the_written_text_byte_for_byte(run_repo: Repo) -> 
     later.write(changed)
     assert run_repo.ledger_path("demo").read_bytes() == full_write(changed)
     assert incremental._slices(run_repo.ledger_path("demo").read_text(), "effects", len(changed.effects))
+
+
+def test_after_a_patch_the_next_write_redacts_everything_again(store: Store) -> None:
+    store.write(put(store.read("demo"), effect("a")))
+
+    def change(document: dict) -> dict:  # what Store.patch callers add is not redacted by patch
+        return {**document, "sessions": [{"id": f"s {TOKEN}", "agent": "claude"}]}
+
+    store.patch("demo", change)
+    assert not validated.is_written(store.repo.git_dir, store.ledger_path("demo").read_bytes())
+    later = Store.open(store.repo.root)
+    ledger = later.read("demo")
+    later.write(dataclasses.replace(ledger, status="stopped"))
+    assert TOKEN not in store.ledger_path("demo").read_text()

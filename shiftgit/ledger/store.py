@@ -249,8 +249,8 @@ class Store:
             remove_stale_temps(path.parent)
             data = canonical_bytes(changed)
             write_atomic(path, data, is_json=True)
-            with contextlib.suppress(OSError):  # only a speed-up, as in `write`
-                validated.record(self.repo.git_dir, [data], written=True)
+            with contextlib.suppress(OSError):  # only a speed-up, as in `write`; not `written`: what the change
+                validated.record(self.repo.git_dir, [data])  # added is not redacted here: the next write redacts all
             return changed
 
     def create(self, ledger: Ledger) -> None:
