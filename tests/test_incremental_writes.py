@@ -9,6 +9,7 @@ import pytest
 from conftest import Repo
 
 from shiftgit.effects import runner as effects
+from shiftgit.errors import LedgerError
 from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.canonical import canonical_bytes
 from shiftgit.ledger.model import Effect, Ledger
@@ -158,3 +159,19 @@ def test_after_a_patch_the_next_write_redacts_everything_again(store: Store) -> 
     ledger = later.read("demo")
     later.write(dataclasses.replace(ledger, status="stopped"))
     assert TOKEN not in store.ledger_path("demo").read_text()
+
+
+def test_a_schema_1_ledger_checked_once_is_not_checked_again(run_repo: Repo) -> None:
+    store = Store.open(run_repo.path)
+    document = run_repo.ledger("demo")
+    old = {**document, "schema_version": 1, "contract": {**document["contract"], "accept": ["it works"]}}
+    run_repo.ledger_path("demo").write_text(json.dumps(old, indent=2))
+    first = store.read("demo")  # checked as schema 2 after the migration, and remembered
+    assert validated.is_known(store.repo.git_dir, run_repo.ledger_path("demo").read_bytes())
+    lines = validated.path(store.repo.git_dir).read_text().count("\n")
+    again = Store.open(run_repo.path).read("demo")
+    assert again == first and again.schema_version == 2
+    assert validated.path(store.repo.git_dir).read_text().count("\n") == lines  # no second check, no new line
+    run_repo.ledger_path("demo").write_text(json.dumps({**old, "status": "bogus"}, indent=2))
+    with pytest.raises(LedgerError, match="invalid ledger"):
+        Store.open(run_repo.path).read("demo")  # other bytes: checked, and refused

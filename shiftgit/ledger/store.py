@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import incremental, validated
-from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes
+from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
 from shiftgit.repo import SHIFT_DIR, Repo
 
@@ -167,7 +167,7 @@ class Store:
         seen = self._seen.get(run)
         if seen is not None and seen.data == data and seen.ledger is not None:
             return seen.ledger
-        document = self._known(data) if seen is None or seen.data != data else json.loads(data)
+        document = self._known(data, migrate=True) if seen is None or seen.data != data else json.loads(data)
         if document is None:
             return self._checked(run, data)
         ledger = Ledger.from_dict(document)
@@ -189,14 +189,17 @@ class Store:
             raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
                              f"`shiftgit start {run} --goal ... --stop-when ...`") from None
 
-    def _known(self, data: bytes) -> dict[str, Any] | None:
-        """The JSON of bytes shiftgit already validated (current schema only); None when they need a check."""
+    def _known(self, data: bytes, *, migrate: bool = False) -> dict[str, Any] | None:
+        """The JSON of bytes shiftgit already validated (current schema; with `migrate`, a schema 1 ledger
+        that passed the check as schema 2, as schema 2 reads it); None when they need a check."""
         if not validated.is_known(self.repo.git_dir, data):
             return None
         try:
             document = json.loads(data)
         except ValueError:
             return None
+        if migrate and isinstance(document, dict) and document.get("schema_version") != SCHEMA_VERSION:
+            document = dict(current(document))  # what `_checked` validated (schema.migrate), without jsonschema
         return document if isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION else None
 
     def _checked(self, run: str, data: bytes) -> Ledger:

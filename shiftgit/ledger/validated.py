@@ -41,11 +41,16 @@ def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False)
     lines = "".join(_line(blob_ids(blob), written) for blob in data).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        before = _key(os.fstat(fd))
         os.write(fd, lines)
-        size = os.fstat(fd).st_size
+        after = os.fstat(fd)
     finally:
         os.close(fd)
-    if size > MAX_BYTES:
+    hit = _READ.get(str(target))
+    if hit is not None and hit[0] == before:  # what this process read, plus what it added: no read again
+        hit[1].update(lines.decode().split())
+        _READ[str(target)] = (_key(after), hit[1])
+    if after.st_size > MAX_BYTES:
         _trim(target)
 
 
@@ -88,6 +93,10 @@ def record_config(git_dir: str | Path, data: bytes) -> None:
 _READ: dict[str, tuple[tuple[int, int, int], set[str]]] = {}  # per file: its (inode, size, mtime) and ids
 
 
+def _key(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
 def known(git_dir: str | Path) -> set[str]:
     """Every blob id recorded (both hash kinds); read once per process while the file stays as it was.
 
@@ -95,8 +104,7 @@ def known(git_dir: str | Path) -> set[str]:
     """
     target = path(git_dir)
     try:
-        stat = os.stat(target)
-        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        key = _key(os.stat(target))
         hit = _READ.get(str(target))
         if hit is not None and hit[0] == key:
             return hit[1]
