@@ -86,8 +86,8 @@ class Written:
                 if name not in self._document:
                     continue
                 old = self._document[name]
-                if _records(value) and isinstance(old, list) and len(old) == len(value):
-                    items = [Item(r, r.to_dict()) for r in value]  # type: ignore[attr-defined]
+                if isinstance(value, tuple) and _records(value) and isinstance(old, list) and len(old) == len(value):
+                    items = [Item(r, r.to_dict()) for r in value]
                     for item, piece in zip(items, _slices(text, name, len(items)), strict=False):
                         item.text = piece  # the bytes are canonical (shiftgit wrote them): its text as it is
                     items = [i for i, data in zip(items, old, strict=True) if i.json == data]
