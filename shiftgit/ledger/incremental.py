@@ -20,6 +20,7 @@ Reads are not affected (store.py): bytes nobody vouched for are checked whole, a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +78,6 @@ class Written:
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
         if self.parts is None:
-            from shiftgit.ledger.record import _dump
 
             assert self.ledger is not None and self._document is not None
             parts: dict[str, Part] = {}
@@ -92,15 +92,16 @@ class Written:
                         item.text = piece  # the bytes are canonical (shiftgit wrote them): its text as it is
                     items = [i for i, data in zip(items, old, strict=True) if i.json == data]
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
-                elif _dump(value) == old:
-                    parts[name] = Part(value, old)
+                # Other top-level values are small and built again: what `on_write` (the lease) put in
+                # these bytes was not redacted, and a full write would redact it now.
             self.parts, self._document = parts, None
         return self.parts
 
 
-def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "ledger.schema.json"
-           ) -> tuple[Written, list[str]]:
-    """`ledger` redacted, checked (when `check`) and serialized, reusing what is `base`'s: (written, problems)."""
+def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "ledger.schema.json",
+           on_write: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Written, list[str]]:
+    """`ledger` redacted, changed by `on_write` (the lease renewal, after redaction), checked (when `check`)
+    and serialized, reusing what is `base`'s: (written, problems)."""
     from shiftgit.ledger.record import _dump
     from shiftgit.ledger.secrets import redact_obj
 
@@ -108,7 +109,7 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
     arrays = _item_arrays(schema)
     parts: dict[str, Part] = {}
     fresh: dict[str, list[Any]] = {}  # the items the schema has not seen
-    redacted = False
+    differs = False
     for name, value in _values(ledger):
         old = old_parts.get(name)
         if old is not None and old.value is value and old.value is not None:
@@ -121,15 +122,25 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
                 if item is None or item.record is not record:
                     raw = record.to_dict()
                     item = Item(record, redact_obj(raw))
-                    redacted = redacted or item.json != raw
+                    differs = differs or item.json != raw
                     fresh.setdefault(name, []).append(item.json)
                 items.append(item)
             parts[name] = Part(value, [item.json for item in items], items)
         else:
             raw = _dump(value)
             parts[name] = Part(value, redact_obj({name: raw})[name])  # type: ignore[index]  # the key's own rule
-            redacted = redacted or parts[name].json != raw
+            differs = differs or parts[name].json != raw
     document = {name: part.json for name, part in parts.items()}
+    if on_write is not None:  # what it sets is new (never reused) and not in the model: the next read parses the bytes
+        changed = on_write(dict(document))
+        for name in [n for n in parts if n not in changed]:
+            del parts[name]
+            differs = True
+        for name, value in changed.items():
+            if name not in parts or value is not parts[name].json:
+                parts[name] = Part(None, value)
+                differs = True
+        document = {name: part.json for name, part in parts.items()}
     problems: list[str] = []
     if check:
         from shiftgit.ledger.schema import schema_errors
@@ -138,7 +149,7 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
         problems = schema_errors(reduced, schema)
         if problems and base is not None:
             problems = schema_errors(document, schema)  # every problem, with the real paths
-    return Written(canonical(parts), None if redacted else ledger, parts), problems
+    return Written(canonical(parts), None if differs else ledger, parts), problems
 
 
 def canonical(parts: dict[str, Part]) -> bytes:

@@ -70,6 +70,8 @@ class Store:
         self.repo = repo
         self.root = repo.shift_dir
         self._seen: dict[str, incremental.Written] = {}  # run -> the bytes shiftgit wrote, last read or written here
+        # set by runs/lease.guard: renews the owner lease in every ledger document this process writes
+        self.on_write: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @classmethod
     def open(cls, cwd: str | Path | None = None, *, require: bool = True) -> Store:
@@ -223,7 +225,7 @@ class Store:
         if base is not None and base.written is None:
             base.written = validated.is_written(self.repo.git_dir, base.data)
         written, problems = incremental.render(ledger, base if base is not None and base.written else None,
-                                               check=checked)
+                                               check=checked, on_write=self.on_write)
         if problems:  # a bug, not bad input: keep the traceback
             raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)
@@ -248,6 +250,8 @@ class Store:
             changed = change(self.document(run))
             if changed is None:
                 return None
+            if self.on_write is not None:
+                changed = self.on_write(changed)
             path = self.ledger_path(run)
             remove_stale_temps(path.parent)
             data = canonical_bytes(changed)
