@@ -175,3 +175,17 @@ def test_a_schema_1_ledger_checked_once_is_not_checked_again(run_repo: Repo) -> 
     run_repo.ledger_path("demo").write_text(json.dumps({**old, "status": "bogus"}, indent=2))
     with pytest.raises(LedgerError, match="invalid ledger"):
         Store.open(run_repo.path).read("demo")  # other bytes: checked, and refused
+
+
+def test_what_on_write_adds_is_written_after_redaction_and_checked(store: Store) -> None:
+    def lease(document: dict) -> dict:
+        return {**document, "lease": {"epoch": 1, "holder": {"host": "h"}, "note": f"t {TOKEN}"}}
+
+    store.on_write = lease
+    for i in range(3):
+        ledger = put(store.read("demo"), *(effect(f"e{k}") for k in range(i + 1)))
+        store.write(ledger)
+        expected = redact_obj(ledger.to_dict())
+        assert isinstance(expected, dict)
+        assert store.ledger_path("demo").read_bytes() == canonical_bytes(lease(expected))  # as main wrote it
+        assert store.read("demo").lease == lease(expected)["lease"]  # what is read back is what is on disk
