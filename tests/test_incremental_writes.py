@@ -189,3 +189,4 @@ def test_what_on_write_adds_is_written_after_redaction_and_checked(store: Store)
         assert isinstance(expected, dict)
         assert store.ledger_path("demo").read_bytes() == canonical_bytes(lease(expected))  # as main wrote it
         assert store.read("demo").lease == lease(expected)["lease"]  # what is read back is what is on disk
+        assert store.read("demo") == Store.open(store.repo.root).read("demo")

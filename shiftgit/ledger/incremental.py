@@ -131,15 +131,18 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
             parts[name] = Part(value, redact_obj({name: raw})[name])  # type: ignore[index]  # the key's own rule
             differs = differs or parts[name].json != raw
     document = {name: part.json for name, part in parts.items()}
-    if on_write is not None:  # what it sets is new (never reused) and not in the model: the next read parses the bytes
+    written = ledger
+    if on_write is not None:  # what it sets is never reused (the next write redacts it, as a full write did)
         changed = on_write(dict(document))
         for name in [n for n in parts if n not in changed]:
             del parts[name]
             differs = True
+        updates = {}
         for name, value in changed.items():
             if name not in parts or value is not parts[name].json:
+                updates[name] = value
                 parts[name] = Part(None, value)
-                differs = True
+        written = _patched(ledger, updates) if updates else ledger
         document = {name: part.json for name, part in parts.items()}
     problems: list[str] = []
     if check:
@@ -149,7 +152,25 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
         problems = schema_errors(reduced, schema)
         if problems and base is not None:
             problems = schema_errors(document, schema)  # every problem, with the real paths
-    return Written(canonical(parts), None if differs else ledger, parts), problems
+    return Written(canonical(parts), None if differs else written, parts), problems
+
+
+def _patched(ledger: Ledger, updates: dict[str, Any]) -> Ledger:
+    """The model of `ledger` with top-level values set as a read of the written bytes would build them."""
+    import dataclasses
+
+    from shiftgit.ledger.record import _plan
+
+    fields = dict(_plan(type(ledger))[0])
+    values: dict[str, Any] = {}
+    extra = dict(ledger.extra)
+    for name, value in updates.items():
+        if name in fields:
+            convert = fields[name]
+            values[name] = value if value is None or convert is None else convert(value)
+        else:
+            extra[name] = value
+    return dataclasses.replace(ledger, **values, extra=extra)
 
 
 def canonical(parts: dict[str, Part]) -> bytes:
