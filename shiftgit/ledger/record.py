@@ -1,42 +1,58 @@
-"""The record machinery under the data model: generic from_dict/to_dict, unknown keys kept in `extra`. No I/O."""
+"""The base of every ledger record: frozen, from_dict/to_dict with converters worked out once per class.
+
+Every record keeps the keys it does not know in `extra`, so a document written by a newer
+shiftgit (same schema version) round-trips without losing data.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 R = TypeVar("R", bound="Record")
-_HINTS: dict[type, dict[str, Any]] = {}
+Converter = Callable[[Any], Any] | None  # JSON value (never None) -> field value; None: the value as it is
+# Per record class, worked out once (typing's introspection per value was most of a large ledger's read):
+# its fields with their converters, and the field names.
+_PLANS: dict[type, tuple[tuple[tuple[str, Converter], ...], frozenset[str]]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
+def _plan(cls: type) -> tuple[tuple[tuple[str, Converter], ...], frozenset[str]]:
+    if cls not in _PLANS:
+        hints = typing.get_type_hints(cls)
+        fields = tuple((f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls) if f.name != "extra")
+        _PLANS[cls] = (fields, frozenset(name for name, _ in fields))
+    return _PLANS[cls]
 
 
-def _build(tp: Any, value: Any) -> Any:
-    if value is None:
-        return None
+def _converter(tp: Any) -> Converter:
+    """How a JSON value becomes a field of type `tp` (a None anywhere stays None)."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
-        return _build(inner[0], value) if len(inner) == 1 else value
+        return _converter(inner[0]) if len(inner) == 1 else None
     if isinstance(tp, type) and issubclass(tp, Record):
-        return tp.from_dict(value)
+        return tp.from_dict
     if origin is tuple:
-        return tuple(_build(args[0], v) for v in value)
+        item = _converter(args[0])
+        if item is None:
+            return tuple
+        return lambda value: tuple(None if v is None else item(v) for v in value)
     if origin is Mapping or origin is dict:
-        return dict(value)
-    return value
+        return dict
+    return None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _dump(value: Any) -> Any:
+    if type(value) in _SCALARS:  # most values: no isinstance against an ABC
+        return value
     if isinstance(value, Record):
         return value.to_dict()
     if isinstance(value, tuple | list):
@@ -54,15 +70,17 @@ class Record:
 
     @classmethod
     def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
-        hints = _hints(cls)
-        names = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}
-        kwargs = {name: _build(hints[name], data[name]) for name in names if name in data}
+        fields, names = _plan(cls)
+        kwargs = {}
+        for name, convert in fields:
+            if name in data:
+                value = data[name]
+                kwargs[name] = value if value is None or convert is None else convert(value)
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**kwargs, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.extra)
-        for f in dataclasses.fields(self):
-            if f.name != "extra":
-                out[f.name] = _dump(getattr(self, f.name))
+        for name, _ in _plan(type(self))[0]:
+            out[name] = _dump(getattr(self, name))
         return out
