@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import ROOT, SG, compile_bytecode, isolate, scale
+from _common import ROOT, SG, compile_bytecode, isolate, parse, scale
 
 
 def run(argv: list[str], repo: Path, data: str | None = None, env: dict[str, str] | None = None) -> str:
@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--big-mb", type=float, default=5.0)
     parser.add_argument("--base", type=Path, help="another shiftgit checkout to compare with, interleaved")
-    args = parser.parse_args()
+    args = parse(parser, files=5, rounds=1, turns=5, big_mb=0.05)
     compile_bytecode()
     trees = {"this": ROOT, **({"base": args.base.resolve()} if args.base else {})}
     with tempfile.TemporaryDirectory() as tmp:
