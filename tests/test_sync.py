@@ -109,7 +109,8 @@ def test_plain_fetch_never_fails_nor_wipes_local_notes(tmp_path: Path) -> None:
     from shiftgit.git.sync import notes_refs
     from shiftgit.repo import Repo as CoreRepo
 
-    assert notes_refs(CoreRepo.open(a.path)) == ["refs/notes/shift", "refs/shift-remote/origin/notes/shift"]
+    assert notes_refs(CoreRepo.open(a.path)) == ["refs/notes/shift-data", "refs/notes/shift",
+                                                 "refs/shift-remote/origin/notes/shift"]
     a.ok("sync")
     assert mine[0] in notes(origin)
 

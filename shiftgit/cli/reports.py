@@ -82,23 +82,63 @@ def validate(run_ids: tuple[str, ...], as_json: bool) -> None:
 
 @click.command("log")
 @click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N checkpoints.")
+@click.option("--milestones", is_flag=True, help="Only checkpoints recorded with --milestone.")
 @json_option
-def log_command(limit: int | None, as_json: bool) -> None:
-    """The checkpoint timeline along HEAD's history, newest first, from the handoff notes.
+def log_command(limit: int | None, milestones: bool, as_json: bool) -> None:
+    """The checkpoint timeline along HEAD's history, newest first, from the handoff records.
 
     A checkpoint not committed yet comes first, without a commit: this work tree's, or a newer one
-    another machine published (fetched by `shiftgit sync`).
+    another machine published (fetched by `shiftgit sync`). Milestones are marked; a checkpointed
+    commit whose note is missing (a killed post-commit) is shown from the commit and marked:
+    `shiftgit notes repair` writes its note.
 
     \b
     Example:
       shiftgit log -n 5
+      shiftgit log --milestones
       shiftgit log --json
     """
     from shiftgit.git import fetchstate, timeline
 
     store = _store()
-    entries = timeline.timeline(store, limit)
+    entries = timeline.timeline(store, None if milestones else limit)
+    if milestones:
+        entries = [e for e in entries if e.get("milestone")][:limit]
     emit(entries) if as_json else click.echo(timeline.render(entries))
     hint = fetchstate.sync_hint(store.repo)
     if hint:
         click.echo(f"shiftgit: {hint}", err=True)
+
+
+# -- notes repair (issue 13: missing notes heal) -------------------------------------------------
+
+@click.group("notes")
+def notes_group() -> None:
+    """Handoff notes: `git log` shows refs/notes/shift; the records are on refs/notes/shift-data."""
+
+
+@notes_group.command("repair")
+@click.argument("revisions", metavar="[RANGE]", nargs=-1)
+@json_option
+def notes_repair(revisions: tuple[str, ...], as_json: bool) -> None:
+    """Recompute the notes and records that checkpointed commits lack (a post-commit killed, hooks off).
+
+    RANGE is a git range (default: the newest 1,000 commits of HEAD). Notes already there stay as
+    they are; both refs are written in one compare-and-swap. `sync` and post-rewrite run this too.
+
+    \b
+    Example:
+      shiftgit notes repair
+      shiftgit notes repair main..HEAD --json
+    """
+    from shiftgit.git import repair
+    from shiftgit.repo import clean_env
+
+    repo = _store(require=False).repo
+    done = repair.repair(repo.root, clean_env(), list(revisions) or list(repair.DEFAULT_RANGE))
+    if as_json:
+        emit({"repaired": done})
+        return
+    for item in done:
+        click.echo(f"{item['commit'][:12]}: wrote the {' and the '.join(item['wrote'])}")
+    click.echo(f"repaired {len(done)} commit(s)" if done else "no checkpointed commit lacks its note")

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import ledgerref, secretscan
+from shiftgit.git import handoff, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
-from shiftgit.git.notes import NOTES_REF, note_blobs, read_notes, write_notes
+from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes, write_notes
 from shiftgit.ledger.store import Store, write_atomic
 from shiftgit.repo import Repo, clean_env
 
@@ -71,9 +71,11 @@ def notes_refspec(remote: str) -> str:
 
 
 def notes_refs(repo: Repo) -> list[str]:
-    """Where handoff notes live here: the local ref first, then each remote's fetched copy."""
-    out = repo.git("for-each-ref", "--format=%(refname)", f"{TRACKING}/")
-    return [NOTES_REF, *sorted(r for r in out.split() if r.endswith("/notes/shift"))]
+    """Where handoff records live here: the machine records first (ours, then each remote's fetched copy),
+    then the human notes (those written before the split carry the JSON on their last line)."""
+    out = repo.git("for-each-ref", "--format=%(refname)", f"{TRACKING}/").split()
+    return [DATA_REF, *sorted(r for r in out if r.endswith("/notes/shift-data")),
+            NOTES_REF, *sorted(r for r in out if r.endswith("/notes/shift"))]
 
 
 # -- sync ------------------------------------------------------------------------------------------
@@ -110,6 +112,9 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
         raise UsageError(f"no remote {name!r} here (remotes: {', '.join(remotes) or 'none'}); add one with "
                          f"`git remote add {name} URL` or name another: `shiftgit sync REMOTE`")
     report = Report(name)
+    from shiftgit.git.repair import repair
+
+    repair(repo.root, clean_env())  # notes a killed post-commit never wrote go out with the others
     for attempt in range(retries + 1):
         report.attempts = attempt + 1
         _fetch(repo, name)
@@ -140,22 +145,35 @@ def _merge_all(repo: Repo, remote: str, report: Report) -> bool:
 
 
 def _merge_notes(repo: Repo, remote: str, report: Report) -> str | None:
-    theirs_ref = f"{TRACKING}/{remote}/notes/shift"
-    local, theirs = repo.ref(NOTES_REF), repo.ref(theirs_ref)
+    """Merge the machine records first, then the human notes (rendered again from the merged records)."""
+    outcomes = []
+    for ref in (DATA_REF, NOTES_REF):
+        outcome = _merge_ref(repo, remote, ref, report)
+        if outcome is None:
+            return None
+        outcomes.append(outcome)
+    return max(outcomes, key=["none", "up-to-date", "fast-forward", "merged"].index)
+
+
+def _merge_ref(repo: Repo, remote: str, ref: str, report: Report) -> str | None:
+    theirs_ref = f"{TRACKING}/{remote}/{ref.removeprefix('refs/')}"
+    local, theirs = repo.ref(ref), repo.ref(theirs_ref)
     if theirs is None:
         return "none" if local is None else "up-to-date"
     if theirs == local or (local and _is_ancestor(repo, theirs, local)):
         return "up-to-date"
     if local is None or _is_ancestor(repo, local, theirs):
-        report.added = len(set(note_blobs(repo.root, theirs_ref)) - set(note_blobs(repo.root, NOTES_REF)))
-        return "fast-forward" if _swap(repo, NOTES_REF, theirs, local) else None
-    tree = _merged_notes_tree(repo, local, theirs, report)
+        added = len(set(note_blobs(repo.root, theirs_ref)) - set(note_blobs(repo.root, ref)))
+        report.added = max(report.added, added)
+        return "fast-forward" if _swap(repo, ref, theirs, local) else None
+    tree = _merged_notes_tree(repo, ref, local, theirs, report)
     commit = repo.commit_tree(tree, [local, theirs], f"shiftgit sync: merge notes from {remote}")
-    return "merged" if _swap(repo, NOTES_REF, commit, local) else None
+    return "merged" if _swap(repo, ref, commit, local) else None
 
 
-def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> str:
-    """The tree of the union of both notes commits, two different notes of one commit merged."""
+def _merged_notes_tree(repo: Repo, ref: str, local: str, theirs: str, report: Report) -> str:
+    """The tree of the union of both notes commits, two different notes of one commit merged (a human
+    note is rendered again from the commit's merged record when there is one)."""
     tag = f"refs/shift-tmp/sync-{os.getpid()}-{random.getrandbits(32):08x}"
     ours_ref, theirs_ref = f"{tag}-ours", f"{tag}-theirs"
     try:
@@ -166,17 +184,20 @@ def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> s
         differ = [c for c in other if c in mine and mine[c] != other[c]]
         remote_texts = read_notes(repo.root, added + differ, theirs_ref)
         local_texts = read_notes(repo.root, differ, ours_ref)
+        records = read_notes(repo.root, differ, DATA_REF) if ref == NOTES_REF else {}
         updates = {c: remote_texts[c] for c in added}
         for commit in differ:
-            text = merge_note_texts(local_texts[commit], remote_texts[commit])
+            record = handoff.parse_note(records.get(commit))
+            text = (handoff.note_text(record) if record is not None
+                    else merge_note_texts(local_texts[commit], remote_texts[commit]))
             if text != local_texts[commit]:
                 updates[commit] = text
-        report.added, report.merged = len(added), len(differ)
+        report.added, report.merged = max(report.added, len(added)), max(report.merged, len(differ))
         tip = write_notes(repo.root, updates, ours_ref, "shiftgit sync", retries=0) if updates else local
         return repo.git("rev-parse", f"{tip}^{{tree}}").strip()
     finally:
-        for ref in (ours_ref, theirs_ref):
-            repo.git("update-ref", "-d", ref, check=False)
+        for name in (ours_ref, theirs_ref):
+            repo.git("update-ref", "-d", name, check=False)
 
 
 def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
@@ -212,7 +233,7 @@ def _adopt(repo: Repo, remote: str) -> dict[str, str]:
 
 def push_refs(repo: Repo, remote: str) -> tuple[list[str], dict[str, list[dict[str, str]]]]:
     """The refspecs to push (notes, and every `refs/shift/*` ref that leaks nothing), and the refs refused."""
-    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
+    specs = [f"{ref}:{ref}" for ref in (NOTES_REF, DATA_REF) if repo.ref(ref)]
     refs = [SNAPSHOTS + name for name in _refs(repo, SNAPSHOTS)]
     refused = secretscan.refused_refs(repo, refs, remote, TRACKING)
     specs += [f"{ref}:{ref}" for ref in refs if ref not in refused]

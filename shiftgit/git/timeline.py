@@ -33,32 +33,55 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
     """Checkpoints, newest first: uncommitted ones (no `commit`), then those the notes of HEAD's history hold."""
     repo = store.repo
     head = repo.head()
-    commits = repo.git("rev-list", "HEAD").split() if head else []
+    named = _history(store) if head else {}
     blobs: dict[str, list[str]] = {}
     for ref in notes_refs(store):
         for commit, blob in note_blobs(repo.root, ref).items():
             blobs.setdefault(commit, []).append(blob)
-    noted = [c for c in commits if c in blobs]
+    lost = _recomputed(store, [c for c, point in named.items() if point and c not in blobs])
+    noted = [c for c in named if c in blobs or c in lost]
     entries = _working(store, head)
     entries = _published(store, {e["id"] for e in entries}) + entries
     seen = {e["id"] for e in entries}
     with CatFile(repo.root, clean_env()) as cat:
-        for commit, document in _notes(cat, noted, blobs):
+        for commit, document in _notes(cat, noted, blobs, lost):
             for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
                 if isinstance(point, Mapping) and point.get("id") not in seen:
                     seen.add(point.get("id"))
-                    entries.append(entry(point, commit, document))
+                    entries.append({**entry(point, commit, document), **({"note_missing": True}
+                                                                          if commit in lost else {})})
             if limit is not None and len(entries) >= limit:
                 break
     return entries[:limit] if limit is not None else entries
 
 
-def _notes(cat: CatFile, commits: list[str], blobs: Mapping[str, list[str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _history(store: Store) -> dict[str, str]:
+    """HEAD's history, newest first: commit -> the checkpoint its Shift-Checkpoint trailer names ("": none)."""
+    out = store.repo.git("log", "--format=%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)", "HEAD")
+    return {fields[0]: fields[1] if len(fields) > 1 else "" for fields in
+            (line.strip().split(" ", 1) for line in out.splitlines() if line.strip())}
+
+
+def _recomputed(store: Store, commits: list[str]) -> dict[str, dict[str, Any]]:
+    """The records of commits that name a checkpoint but have no note (a killed post-commit), recomputed
+    from the commits for `log` to show, marked: `shiftgit notes repair` writes them."""
+    if not commits:
+        return {}
+    from shiftgit.git.repair import records
+
+    return records(store.repo.root, clean_env(), commits)
+
+
+def _notes(cat: CatFile, commits: list[str], blobs: Mapping[str, list[str]],
+           lost: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
     for start in range(0, len(commits), ROUND):
         chunk = commits[start:start + ROUND]
-        names = [b for c in chunk for b in blobs[c]]
+        names = [b for c in chunk for b in blobs.get(c, [])]
         texts = iter(cat.get(names))
         for commit in chunk:
+            if commit in lost:
+                yield commit, lost[commit]
+                continue
             found = [handoff.parse_note(t[2].decode("utf-8", "replace")) for t in
                      (next(texts) for _ in blobs[commit]) if t is not None]
             documents = [d for d in found if d is not None]
@@ -114,7 +137,7 @@ def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, A
         "run": point.get("run"), "seq": point.get("seq"), "step": point.get("step"), "id": point.get("id"),
         "at": point.get("at"), "next": action.get("action"), "done_when": action.get("done_when"),
         "checks": [handoff.check_summary(c) for c in point.get("checks") or [] if isinstance(c, Mapping)],
-        "files": len(point.get("files") or []),
+        "files": len(point.get("files") or []), "milestone": bool(point.get("milestone")),
     }
     if commit is not None:
         out = {"commit": commit, **out}
@@ -143,7 +166,9 @@ def render(entries: list[dict[str, Any]]) -> str:
         where = _shown(str(e["commit"])[:10]) if e.get("commit") else f"({_shown(e.get('source') or 'working')})"
         nxt = f" — next: {_shown(e['next'])}" if e.get("next") else ""
         head = f"{_shown(e['run'])} #{_shown(e['seq'])} {_shown(e.get('at') or '')}"
-        lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{nxt}")
+        mark = " [milestone]" if e.get("milestone") else ""
+        lost = " [note missing: `shiftgit notes repair`]" if e.get("note_missing") else ""
+        lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{mark}{nxt}{lost}")
     return "\n".join(lines)
 
 
