@@ -65,15 +65,20 @@ def start(run_id: str, as_json: bool, **contract: Any) -> None:
 @click.option("--keep-output", "keep_output", is_flag=True,
               help="Keep the whole output (redacted) in git, under refs/shift/outputs/RUN; read it back with "
                    "`shiftgit output CHECK-ID`.")
+@json_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str | None, timeout: float | None,
-          cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, command: tuple[str, ...]) -> None:
+          cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, as_json: bool,
+          command: tuple[str, ...]) -> None:
     """Run a command and keep its real result as evidence; exits with the command's exit code.
+
+    With --json the recorded check is printed on stdout as JSON (the command's output goes to stderr).
 
     \b
     Example:
       shiftgit check --name unit --covers "src/**" -- pytest -q tests/
       shiftgit check --keep-output -- pytest -q
+      shiftgit check --json --name unit -- pytest -q
     """
     from shiftgit.evidence import runner as evidence
     from shiftgit.runs import checks
@@ -82,7 +87,11 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     run_id = resolve(store, run)
     spec = checks.CheckInput(argv=command_argv(command, "check"), name=name, cwd=cwd, timeout=timeout,
                              covers=covers, junit=junit, env=env_names, keep_output=keep_output)
-    record = checks.check(store, run_id, spec, echo=None if quiet else evidence.stdout_binary())
+    echo = None if quiet else (getattr(sys.stderr, "buffer", None) if as_json else evidence.stdout_binary())
+    record = checks.check(store, run_id, spec, echo=echo)
+    if as_json:
+        emit({"run": run_id, "check": record.to_dict()})
+        sys.exit(124 if record.exit_code is None else record.exit_code)
     outcome = record.outcome
     counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
     status = "timed out" if record.timed_out else f"exit {record.exit_code}"
