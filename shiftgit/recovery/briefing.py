@@ -126,7 +126,11 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
                  for d in reversed(point.decisions if point else ())]
     history = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
+    milestones = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}"
+                  for h in reversed((*ledger.history, *([point] if point else [])))
+                  if getattr(h, "milestone", False) or h.extra.get("milestone") is True]
     return {
+        "milestones": Section("Milestones reached (latest first)", milestones, keep=3),
         "evidence": Section("Last evidence (the checkpoint's checks)", evidence, keep=3, empty="no checks recorded"),
         "latest": Section("Latest step", _latest(point), keep=3, empty="no checkpoint yet"),
         "done": Section("Done (latest first)", [quote(i.text, SHORT_CAP) for i in reversed(items["done"])], keep=3),
@@ -150,10 +154,10 @@ def _service_line(service: Mapping[str, Any]) -> str:
 
 
 ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
-         "budget", "questions", "decisions", "history")
-TRIM_ORDER = ("history", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
+         "budget", "questions", "decisions", "milestones", "history")
+TRIM_ORDER = ("history", "milestones", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
               "evidence", "failing", "budget", "latest")
-SECTION_MAX = {"history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
+SECTION_MAX = {"history": 12, "milestones": 8, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
                "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
 
 

@@ -88,7 +88,8 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         history = ledger.history
         if previous is not None:
             entry = HistoryEntry(id=previous.id, seq=previous.seq, at=previous.at, step=previous.step,
-                                 base=previous.base, turn=previous.turn)
+                                 base=previous.base, turn=previous.turn,
+                                 extra={"milestone": True} if previous.milestone else {})
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
         return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
