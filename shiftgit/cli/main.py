@@ -84,7 +84,7 @@ COMMANDS: tuple[click.Command, ...] = (
     runs.constraint, runs.amend, runs.stop, runs.finish, setup.demo,
     effects.effect, approvals.approval, approvals.service,
     sync.merge_driver, sync.sync_command,
-    recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.trust_cmd,
+    recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,
     agents.mcp_server, reports.log_command, reports.notes_group, agents.hook, ci.ci, context.context, context.output,
 )
 for command in COMMANDS:

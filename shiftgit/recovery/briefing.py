@@ -155,8 +155,8 @@ def _service_line(service: Mapping[str, Any]) -> str:
 
 ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
          "budget", "questions", "decisions", "milestones", "history")
-TRIM_ORDER = ("history", "milestones", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
-              "evidence", "failing", "budget", "latest")
+TRIM_ORDER = ("history", "milestones", "decisions", "done", "changes", "questions", "doing", "effects", "services",
+              "blocked", "evidence", "failing", "budget", "latest")
 SECTION_MAX = {"history": 12, "milestones": 8, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
                "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
 
