@@ -85,7 +85,8 @@ COMMANDS: tuple[click.Command, ...] = (
     effects.effect, approvals.approval, approvals.service,
     sync.merge_driver, sync.sync_command,
     recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,
-    agents.mcp_server, reports.log_command, reports.notes_group, agents.hook, ci.ci, context.context, context.output,
+    agents.mcp_server, reports.log_command, reports.notes_group, reports.report_command, agents.hook, ci.ci,
+    context.context, context.output,
 )
 for command in COMMANDS:
     cli.add_command(command)

@@ -142,3 +142,37 @@ def notes_repair(revisions: tuple[str, ...], as_json: bool) -> None:
     for item in done:
         click.echo(f"{item['commit'][:12]}: wrote the {' and the '.join(item['wrote'])}")
     click.echo(f"repaired {len(done)} commit(s)" if done else "no checkpointed commit lacks its note")
+
+
+# -- report (issue 15: the postmortem) ------------------------------------------------------------
+
+@click.command("report")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--markdown", is_flag=True, help="Markdown (the default on stdout).")
+@click.option("--html", "html_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write one self-contained HTML file (timeline and spend charts, nothing loaded from anywhere).")
+@json_option
+def report_command(run_id: str | None, markdown: bool, html_file: str | None, as_json: bool) -> None:
+    """A run's postmortem: contract, timeline of checkpoints (milestones marked), every check's latest
+    state, effects and approvals with their history, amendments, constraints added and lifted, stop
+    reason, spend against budgets, receipt.
+
+    \b
+    Example:
+      shiftgit report fix-login --markdown > postmortem.md
+      shiftgit report --html run.html
+    """
+    from pathlib import Path
+
+    from shiftgit.ledger.store import write_atomic
+    from shiftgit.recovery import report
+
+    store = _store()
+    document = report.document(store, resolve(store, run_id))
+    if html_file:
+        write_atomic(Path(html_file), report.html_page(document).encode("utf-8"))
+        click.echo(f"wrote {html_file} (the postmortem of run {document['run']}, one self-contained file)", err=True)
+    if as_json:
+        emit(document)
+    elif markdown or not html_file:
+        click.echo(terminal(report.markdown(document)), nl=False)

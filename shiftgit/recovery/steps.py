@@ -98,13 +98,13 @@ def diff(store: Store, run: str, span: str | None, stat: bool = False) -> tuple[
     if not known:
         raise UsageError(f"run {run!r} has no checkpoint yet; record one with `shiftgit checkpoint`")
     first, last = parse_span(span, max(known))
+    missing = [seq for seq in (last, first) if seq not in known]
+    if missing:
+        have = ", ".join(f"#{s}" for s in known)
+        raise UsageError(f"run {run!r} has no checkpoint #{missing[0]} in this clone (it has {have})")
     trees = []
     for seq in (first, last):
-        point = known.get(seq)
-        if point is None:
-            have = ", ".join(f"#{s}" for s in known)
-            raise UsageError(f"run {run!r} has no checkpoint #{seq} in this clone (it has {have})")
-        tree = record.checkpoint_tree(store.repo, point)
+        tree = record.checkpoint_tree(store.repo, known[seq])
         if tree is None:
             raise UsageError(f"the content of checkpoint #{seq} is not in this clone; fetch it with `shiftgit sync`")
         trees.append(tree)
