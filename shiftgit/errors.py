@@ -48,3 +48,9 @@ class Refused(ShiftError):
     """verify refused to run an untrusted command."""
 
     exit_code = 3
+
+
+class BudgetSpent(ShiftError):
+    """A budget is spent: a new effect or service waits until `amend` raises it."""
+
+    exit_code = 4

@@ -78,7 +78,7 @@ def test_the_text_briefing_answers_every_question(run_repo: Repo) -> None:
     assert "calc.py (modified), committed in" in text
     assert "scratch.txt (added), uncommitted, edited after the last checkpoint" in text
     assert "migrate-1 (db_migration): completed, irreversible, safe to repeat: no" in text
-    assert "Failing checks:\n- unit: exit 1; failing: tests/test_calc.py::test_sub" in text
+    assert "Failing checks:\n- unit [failed]: exit 1; failing: tests/test_calc.py::test_sub" in text
     assert "Record:\n- used: checkpoint #2 in the ledger committed at HEAD (at " in text
 
 

@@ -119,7 +119,7 @@ def test_checkpoint_takes_files_from_git_and_carries_open_items(run_repo: Repo) 
     assert run_repo.git("show", f"{point['snapshot']}:new/file.txt") == "hello\n"
     assert run_repo.git("status", "--porcelain", "new/") == "?? new/\n"  # index untouched
     run_repo.write("calc.py", run_repo.read("calc.py") + "\n# more\n")
-    run_repo.ok("checkpoint", "--step", "two", "--resolve", "floats?")
+    run_repo.ok("checkpoint", "--step", "two", "--resolve", "floats?", "--reason", "ints only")
     point = run_repo.ledger("demo")["checkpoint"]
     assert point["seq"] == 2 and point["questions"] == [] and [b["text"] for b in point["blocked"]] == ["review"]
     assert point["next"] == {"action": "two", "done_when": "two works"}

@@ -74,7 +74,7 @@ def test_corrupt_ledger_is_named_and_left_untouched(run_repo: Repo, command: tup
 def test_newer_schema_version_asks_for_an_upgrade_and_writes_nothing(run_repo: Repo) -> None:
     path = run_repo.ledger_path("demo")
     document = run_repo.ledger("demo")
-    document["schema_version"] = 2
+    document["schema_version"] = 3
     document["something_new"] = {"a": 1}
     path.write_text(json.dumps(document))
     before = path.read_bytes()

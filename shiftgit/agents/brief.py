@@ -131,7 +131,22 @@ def ledger_summary(store: Store, run: str, shiftgit: str = "shiftgit",
     fenced = textsafe.fence(lines, "shiftgit-record")
     fenced.append(f"commands: `{shiftgit} resume` (re-verify and decide), `{shiftgit} status`, "
                   f"`{shiftgit} checkpoint`")
-    return "\n".join(fenced)
+    return "\n".join([*verify_first(document, run, shiftgit), *fenced])
+
+
+def verify_first(document: Mapping[str, Any], run: str, shiftgit: str = "shiftgit") -> list[str]:
+    """Said plainly before the record: no check was rerun for this briefing; a session built on an unverified one."""
+    lines = []
+    point = _map(document.get("checkpoint"))
+    if _maps(point.get("checks")):
+        lines.append(f"Evidence rerun: no, nothing was rerun for this briefing. First instruction: run "
+                     f"`{shiftgit} verify {textsafe.one_line(run)}` before building on the record.")
+    unverified = [s for s in _maps(document.get("sessions")) if s.get("verified_first") is False]
+    if unverified:
+        names = ", ".join(textsafe.one_line(f"{s.get('agent')} {s.get('id')}", 80) for s in unverified[-3:])
+        lines.append(f"Warning: earlier work was built on an unverified handoff (session(s) {names} checkpointed "
+                     "before any verify).")
+    return lines
 
 
 fallback_summary = ledger_summary  # the name tests and older callers use
@@ -173,6 +188,9 @@ def _checkpoint_lines(ledger: Mapping[str, Any]) -> list[str]:
     failing = [c for c in checks if c.get("exit_code") != 0]
     lines.append(f"checks at that checkpoint: {len(checks)}, failing: {len(failing)}")
     lines += [_check_line(c) for c in failing[:ITEMS_SHOWN]]
+    ran = {c.get("name") for c in checks} | {c.get("name") for c in _maps(ledger.get("pending_checks"))}
+    never = [a for a in _maps(_map(ledger.get("contract")).get("accept")) if a.get("name") not in ran]
+    lines += [f"  - acceptance check {_q(a.get('name'))}: never attempted" for a in never[:ITEMS_SHOWN]]
     pending = _maps(ledger.get("pending_checks"))
     if pending:
         lines.append(f"checks recorded since that checkpoint: {len(pending)}")

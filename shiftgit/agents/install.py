@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftgit.errors import UsageError
+from shiftgit.ledger import written
 from shiftgit.ledger.store import write_atomic
 from shiftgit.repo import Repo
 
@@ -100,6 +101,7 @@ def install(repo: Repo, agent: str) -> list[str]:
     lines = []
     if added or removed:
         write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+        written.remember(repo, [config.path])
     if added:
         lines.append(f"{agent}: added hooks {', '.join(added)} to {config.path} (commit it)")
     if removed:
@@ -110,7 +112,10 @@ def install(repo: Repo, agent: str) -> list[str]:
     if agent == "codex" and "$schema" in document:
         lines.append(f"{agent}: warning: {config.path} has a $schema key, which Codex rejects; remove it")
     lines += [f"{agent}: trust: {step}" for step in TRUST_STEPS[agent]]
-    return lines + add_pointer(repo.root)
+    pointer = add_pointer(repo.root)
+    if pointer:
+        written.remember(repo, [AGENTS_MD])
+    return lines + pointer
 
 
 def path_note() -> list[str]:

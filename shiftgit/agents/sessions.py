@@ -162,3 +162,18 @@ def _apply_counts(sessions: list[dict[str, Any]], counts: Mapping[tuple[str, str
         seen = counts.get((str(entry.get("agent")), str(entry.get("id"))))
         if seen is not None and seen > _int(entry.get("turns")):
             entry["turns"] = seen
+
+
+def verified(store: Store, run: str) -> None:
+    """A verify ran (its checks rerun here): open sessions that have not checkpointed yet verified first."""
+    def change(document: dict[str, Any]) -> dict[str, Any] | None:
+        sessions = _entries(document)
+        open_ = [s for s in sessions if s.get("ended_at") is None and s.get("verified_first") is None]
+        if not open_:
+            return None
+        for entry in open_:
+            entry["verified_first"] = True
+        document["sessions"] = sessions
+        return document
+
+    store.patch(run, change)

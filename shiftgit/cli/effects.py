@@ -42,6 +42,8 @@ def effect() -> None:
 @click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
 @click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
 @click.option("--timeout", type=Finite(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
+@click.option("--capture-id", "capture_id", metavar="REGEX",
+              help="Keep the first match in the output (its first group, if any) as the effect's external_id.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
 @run_option
 @json_option
@@ -57,6 +59,7 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
     Example:
       shiftgit effect run --key deploy-7 --kind deploy --reversible \\
         --probe "./deployed-version --expect 7" --compensate "./deploy 6" -- ./deploy 7
+      shiftgit effect run --key pr --kind pull_request --reversible --capture-id 'pull/(\\d+)' -- gh pr create
     """
     from shiftgit.effects import runner as effects
     from shiftgit.evidence import runner as evidence
@@ -75,7 +78,8 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
             tail = record.output_tail.rstrip("\n").splitlines()
             click.echo("\n".join(f"  [recorded] {line}" for line in tail))
     else:
-        click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result})", err=True)
+        said = f", external id {record.extra['external_id']}" if record.extra.get("external_id") else ""
+        click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result}){said}", err=True)
     sys.exit(outcome.exit_code)
 
 
@@ -88,10 +92,11 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
 @click.option("--evidence", help="How you know (a URL, a log line, a ticket).")
 @click.option("--probe", metavar="CMD", help="A command that checks the effect safely.")
 @click.option("--compensate", metavar="CMD", help="The command that undoes it.")
+@click.option("--external-id", "external_id", metavar="ID", help="The external object's stable id (a PR URL...).")
 @run_option
 @json_option
 def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json: bool, state: str,
-                  evidence: str | None, **fields: Any) -> None:
+                  evidence: str | None, external_id: str | None, **fields: Any) -> None:
     """Log an effect done outside shiftgit (recorded even where the contract would have refused it).
 
     \b
@@ -106,10 +111,36 @@ def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json
         raise UsageError("give the key once: KEY or --key KEY")
     store = _store()
     spec = effects.EffectInput(key=str(key or key_arg), **fields)
-    record, warnings = reconcile.record(store, resolve(store, run), spec, state, evidence)
+    record, warnings = reconcile.record(store, resolve(store, run), spec, state, evidence, external_id)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     emit(effects.view(record)) if as_json else click.echo(f"recorded effect {record.key!r}: {record.state}")
+
+
+@effect.command("status")
+@click.argument("key")
+@run_option
+@json_option
+def effect_status(key: str, run: str | None, as_json: bool) -> None:
+    """Refresh an effect's external object status through its recorded probe (run only when trusted here).
+
+    The probe gets the effect's external id in SHIFT_EXTERNAL_ID; its exit code and last line are kept.
+
+    \b
+    Example:
+      shiftgit effect status pr-118
+    """
+    from shiftgit.effects import external
+    from shiftgit.effects import runner as effects
+
+    store = _store()
+    record = external.status(store, resolve(store, run), key)
+    answer = external.external_status(record) or {}
+    if as_json:
+        emit(effects.view(record))
+        return
+    click.echo(f"effect {record.key!r} ({external.external_id(record) or 'no external id'}): probe exit "
+               f"{answer.get('exit_code')}: {answer.get('said', '')}")
 
 
 @effect.command("reconcile")

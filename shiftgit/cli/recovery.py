@@ -47,10 +47,23 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], verbose: 
     from shiftgit.recovery import verify as core
 
     store = _store()
-    report = core.verify(store, resolve(store, run_id), repeat=repeat, pinned=_pins(pins),
-                         progress=CheckProgress(verbose))
+    run = resolve(store, run_id)
+    report = core.verify(store, run, repeat=repeat, pinned=_pins(pins), progress=CheckProgress(verbose))
+    _verified(store, run, report)
     emit(report) if as_json else click.echo(terminal(core.text(report)))
     sys.exit(core.exit_code(report))
+
+
+def _verified(store: Any, run: str, report: Any) -> None:
+    """Checks rerun here: the open agent sessions verified before their first checkpoint (ledger `sessions`)."""
+    from shiftgit.agents.sessions import verified
+    from shiftgit.errors import ShiftError
+
+    if isinstance(report, dict) and report.get("checks") and report.get("result") != "refused":
+        try:
+            verified(store, run)
+        except ShiftError:  # a ledger that cannot be written now is reported by the next command that must
+            pass
 
 
 @click.command("resume")
@@ -82,6 +95,7 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, with_context: bool
 
     store = _store()
     report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, progress=CheckProgress(verbose))
+    _verified(store, report["run"], report.get("verify"))
     if report.get("picked"):
         click.echo(f"shiftgit: {report['picked']}", err=True)
     if report.get("adopt"):

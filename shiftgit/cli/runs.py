@@ -23,9 +23,16 @@ from shiftgit.cli.common import store as _store
 @click.option("--allow", multiple=True, help="An effect kind the run may cause (repeatable).")
 @click.option("--forbid", multiple=True, help="An effect kind the run must never cause (repeatable).")
 @click.option("--artifact", "artifacts", multiple=True, help="An expected artifact (repeatable).")
-@click.option("--accept", multiple=True, help="An acceptance check (repeatable).")
+@click.option("--accept", multiple=True, metavar="NAME=CMD",
+              help="An acceptance check: a name and a command (argv, no shell); `shiftgit accept` runs them; "
+                   "`finish --status completed` needs them passed (repeatable).")
 @click.option("--scope", multiple=True, help="A path glob the run owns (repeatable; default everything).")
 @click.option("--constraint", "constraints", multiple=True, help="A hard rule (repeatable).")
+@click.option("--inspect", multiple=True, metavar="CMD",
+              help="A command `resume` runs first (when trusted) and shows (repeatable).")
+@click.option("--escalate-when", "escalate_when", multiple=True, metavar="CMD",
+              help="A command whose exit 0 makes `resume` escalate, e.g. a query that finds the database differs.")
+@click.option("--rollback-plan", "rollback_plan", metavar="TEXT", help="How to undo the run's work.")
 @json_option
 def start(run_id: str, as_json: bool, **contract: Any) -> None:
     """Write a run's contract and make it the active run in this worktree.
@@ -65,13 +72,16 @@ def start(run_id: str, as_json: bool, **contract: Any) -> None:
 @click.option("--keep-output", "keep_output", is_flag=True,
               help="Keep the whole output (redacted) in git, under refs/shift/outputs/RUN; read it back with "
                    "`shiftgit output CHECK-ID`.")
+@click.option("--retire", metavar="NAME", help="Take a check out of the record (with --reason); runs nothing.")
+@click.option("--reason", help="Why the check is retired.")
 @json_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str | None, timeout: float | None,
-          cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, as_json: bool,
-          command: tuple[str, ...]) -> None:
+          cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, retire: str | None,
+          reason: str | None, as_json: bool, command: tuple[str, ...]) -> None:
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
+    A check's latest result is carried from checkpoint to checkpoint until it is rerun or retired.
     With --json the recorded check is printed on stdout as JSON (the command's output goes to stderr).
 
     \b
@@ -79,12 +89,16 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
       shiftgit check --name unit --covers "src/**" -- pytest -q tests/
       shiftgit check --keep-output -- pytest -q
       shiftgit check --json --name unit -- pytest -q
+      shiftgit check --retire e2e-old --reason "replaced by e2e"
     """
     from shiftgit.evidence import runner as evidence
     from shiftgit.runs import checks
 
     store = _store()
     run_id = resolve(store, run)
+    if retire is not None:
+        _retire(store, run_id, retire, reason, command)
+        return
     spec = checks.CheckInput(argv=command_argv(command, "check"), name=name, cwd=cwd, timeout=timeout,
                              covers=covers, junit=junit, env=env_names, keep_output=keep_output)
     echo = None if quiet else (getattr(sys.stderr, "buffer", None) if as_json else evidence.stdout_binary())
@@ -100,7 +114,51 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
         click.echo(f"  failing: {test}", err=True)
     if record.output_blob:
         click.echo(f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)", err=True)
+    for line in checks.overrun(store, run_id):
+        click.echo(f"shiftgit: warning: {line}", err=True)
     sys.exit(124 if record.exit_code is None else record.exit_code)
+
+
+def _retire(store: Any, run_id: str, name: str, reason: str | None, command: tuple[str, ...]) -> None:
+    from shiftgit.errors import UsageError
+    from shiftgit.runs import acceptance
+
+    if command:
+        raise UsageError("--retire runs nothing: drop the command after `--`; nothing was written")
+    if not reason:
+        raise UsageError(f"retiring a check needs a reason: `shiftgit check --retire {name} --reason R`; "
+                         "nothing was written")
+    record = acceptance.retire(store, run_id, name, reason)
+    click.echo(f"retired check {record.name!r} ({reason}); it leaves the record at the next checkpoint")
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN", required=False)
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo the commands' output.")
+@json_option
+def accept(run_id: str | None, quiet: bool, as_json: bool) -> None:
+    """Run every acceptance check of the run (`--accept NAME=CMD`) as a check; exit 1 when one fails.
+
+    \b
+    Example:
+      shiftgit accept && shiftgit checkpoint --step "acceptance checks pass"
+    """
+    from shiftgit.evidence import runner as evidence
+    from shiftgit.ledger.checkstates import passed
+    from shiftgit.runs import acceptance
+
+    store = _store()
+    run = resolve(store, run_id)
+    records = acceptance.run_all(store, run, echo=None if quiet or as_json else evidence.stdout_binary())
+    if as_json:
+        emit([{"name": r.name, "argv": list(r.argv), "exit_code": r.exit_code, "failing": list(r.failing),
+               "passed": passed(r)} for r in records])
+    for record in records if not as_json else ():
+        status = "timed out" if record.timed_out else f"exit {record.exit_code}"
+        click.echo(f"shiftgit: acceptance check {record.name!r}: {status}", err=True)
+        for test in record.failing[:10]:
+            click.echo(f"  failing: {test}", err=True)
+    sys.exit(0 if all(passed(r) for r in records) else 1)
 
 
 # -- checkpoint -----------------------------------------------------------------------------
@@ -113,7 +171,9 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
 @click.option("--done", multiple=True, help="An item finished (repeatable).")
 @click.option("--doing", multiple=True, help="An item in progress (repeatable).")
 @click.option("--blocked", multiple=True, help="An item blocked (repeatable).")
-@click.option("--resolve", multiple=True, help="Close an open item, decision or question by its text.")
+@click.option("--resolve", multiple=True, metavar="TEXT",
+              help="Close an open item, decision or question by its text (with --reason; the only way one leaves).")
+@click.option("--reason", help="Why the --resolve items are closed (recorded).")
 @click.option("--decision", "decisions", multiple=True, help='A decision; "what -- why" records a rationale.')
 @click.option("--question", "questions", multiple=True, help="An open question (repeatable).")
 @click.option("--note", help="A one-line note.")
@@ -204,8 +264,12 @@ def constraint_lift(which: str, reason: str, run: str | None, as_json: bool) -> 
 @click.option("--allow", multiple=True, help="Replaces the allowed effect kinds.")
 @click.option("--forbid", multiple=True, help="Replaces the forbidden effect kinds.")
 @click.option("--artifact", "artifacts", multiple=True, help="Replaces the expected artifacts.")
-@click.option("--accept", multiple=True, help="Replaces the acceptance checks.")
+@click.option("--accept", multiple=True, metavar="NAME=CMD", help="Replaces the acceptance checks.")
 @click.option("--scope", multiple=True, help="Replaces the scope globs.")
+@click.option("--inspect", multiple=True, metavar="CMD", help="Replaces the inspect-first commands.")
+@click.option("--escalate-when", "escalate_when", multiple=True, metavar="CMD",
+              help="Replaces the escalate-when commands.")
+@click.option("--rollback-plan", "rollback_plan", metavar="TEXT", help="Replaces the rollback plan.")
 @json_option
 def amend(run: str | None, reason: str, as_json: bool, **fields: Any) -> None:
     """Change the contract; every change is recorded with old value, new value and reason.
@@ -230,8 +294,8 @@ def amend(run: str | None, reason: str, as_json: bool, **fields: Any) -> None:
 @click.command()
 @run_option
 @click.option("--reason", required=True, metavar="REASON",
-              help="completed, waiting_for_approval, blocked_external, failed_after_retry_budget, "
-                   "budget_exhausted, user_paused, cancelled or context_exhausted.")
+              help="completed, waiting_for_approval, blocked_external, budget_exhausted, failed_after_retries, "
+                   "user_paused, context_limit or crashed.")
 @click.option("--detail", help="What exactly stopped the run.")
 @json_option
 def stop(run: str | None, reason: str, detail: str | None, as_json: bool) -> None:
@@ -254,19 +318,24 @@ def stop(run: str | None, reason: str, detail: str | None, as_json: bool) -> Non
 @click.option("--reviewer-action", "reviewer_action", help="What the reviewer should do next.")
 @click.option("--assumption", "assumptions", multiple=True, help="An assumption made (repeatable).")
 @click.option("--known-failure", "known_failures", multiple=True, help="A known failure (repeatable).")
+@click.option("--override", metavar="REASON",
+              help="Finish as completed although an acceptance check has not passed; the receipt keeps REASON.")
 @json_option
 def finish(run: str | None, final: str, reviewer_action: str | None, assumptions: tuple[str, ...],
-           known_failures: tuple[str, ...], as_json: bool) -> None:
-    """Write the receipt and end the run.
+           known_failures: tuple[str, ...], override: str | None, as_json: bool) -> None:
+    """Write the receipt from the record and end the run.
+
+    `--status completed` is refused (exit 1) while an acceptance check has not passed on the final tree.
 
     \b
     Example:
       shiftgit finish --status completed --reviewer-action "review the diff of src/auth/"
     """
-    from shiftgit.runs import contract as runs
+    from shiftgit.runs import receipt as receipts
 
     store = _store()
-    receipt = runs.finish(store, resolve(store, run), final, reviewer_action, assumptions, known_failures)
+    receipt = receipts.finish(store, resolve(store, run), final, reviewer_action, assumptions, known_failures,
+                              override)
     if as_json:
         emit(receipt.to_dict())
         return

@@ -39,9 +39,11 @@ PROBE_TIMEOUT = 120.0
 
 
 def record(store: Store, run: str, spec: EffectInput, state: str,
-           evidence_text: str | None) -> tuple[Effect, list[str]]:
+           evidence_text: str | None, external_id: str | None = None) -> tuple[Effect, list[str]]:
     """Log an effect done outside shiftgit. Returns the record and warnings (what the contract says)."""
     validate_input(spec)
+    if external_id is not None and not external_id.strip():
+        raise UsageError("--external-id is empty; give the object's id (a PR URL, a deployment id)")
     if state not in RECORDED:
         raise UsageError(f"--state {state!r}: an effect done elsewhere is recorded as completed or failed")
     made: list[Effect] = []
@@ -56,7 +58,8 @@ def record(store: Store, run: str, spec: EffectInput, state: str,
         new = Effect(key=spec.key, kind=spec.kind, reversibility=spec.reversibility or "irreversible",
                      state=state, argv=spec.argv, probe=spec.probe, compensate=spec.compensate, created_at=at,
                      updated_at=at, evidence=evidence_text, result="recorded: done outside shiftgit",
-                     history=({"at": at, "state": state, "result": "recorded: done outside shiftgit"},))
+                     history=({"at": at, "state": state, "result": "recorded: done outside shiftgit"},),
+                     extra={"external_id": external_id} if external_id else {})
         made.append(new)
         return put(ledger, new, at)
 

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from shiftgit import procs
-from shiftgit.effects import approvals
+from shiftgit.effects import approvals, external
 from shiftgit.effects.approvals import now_iso, validate_key
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.evidence import runner as evidence
+from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import FINISH_STATUSES, Effect, Ledger
 from shiftgit.ledger.secrets import find_secrets, redact
 from shiftgit.ledger.store import Store
@@ -51,6 +52,7 @@ class EffectInput:
     compensate: str | None = None
     cwd: str = "."
     timeout: float | None = None
+    capture_id: str | None = None  # a regex: its first match in the output is the effect's external_id
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,12 @@ def check_open(ledger: Ledger) -> None:
 
 
 def validate_input(spec: EffectInput) -> None:
+    if spec.capture_id is not None:
+        try:
+            re.compile(spec.capture_id)
+        except re.error as exc:
+            raise UsageError(f"--capture-id {spec.capture_id!r} is not a regular expression ({exc}); nothing was "
+                             "run") from None
     validate_key(spec.key)
     if not _KIND.match(spec.kind) or find_secrets(spec.kind):
         raise UsageError(f"bad effect kind {spec.kind!r}: use 1-64 of A-Z a-z 0-9 . _ : - (e.g. db_migration)")
@@ -152,6 +160,7 @@ def _admit(ledger: Ledger, spec: EffectInput) -> Effect | None:
             return old
         if state in ("attempted", "unknown", "compensated"):
             raise CheckFailed(_blocked(ledger.run, old, state))
+    require_budget(ledger, f"effect {spec.key!r}")
     if _reversibility(old, spec) == "irreversible" and not approvals.is_granted(ledger, spec.key):
         raise CheckFailed(f"effect {spec.key!r} is irreversible and has no granted approval for its key on run "
                           f"{ledger.run!r}; ask with `shiftgit approval request {spec.key} --reason TEXT` "
@@ -266,12 +275,14 @@ def _execute(store: Store, run: str, spec: EffectInput, workdir: Path, echo: Bin
     summary = "timed out: killed mid-way, outcome unknown" if result.timed_out else f"exit {result.exit_code}"
     effect = _finish(store, run, spec.key, state=state, fields={
         "exit_code": result.exit_code, "result": summary, "duration_s": result.duration_s,
-        "output_tail": redact(result.tail[-TAIL_CHARS:]), "output_sha256": result.sha256})
+        "output_tail": redact(result.tail[-TAIL_CHARS:]), "output_sha256": result.sha256},
+        external_id=external.capture(spec.capture_id, result.output))
     code = TIMED_OUT if result.exit_code is None else result.exit_code
     return Outcome(effect=effect, ran=True, exit_code=code)
 
 
-def _finish(store: Store, run: str, key: str, *, state: str, fields: Mapping[str, Any]) -> Effect:
+def _finish(store: Store, run: str, key: str, *, state: str, fields: Mapping[str, Any],
+            external_id: str | None = None) -> Effect:
     made: list[Effect] = []
 
     def change(ledger: Ledger) -> Ledger:
@@ -280,7 +291,9 @@ def _finish(store: Store, run: str, key: str, *, state: str, fields: Mapping[str
         assert old is not None, f"effect {key} vanished from the ledger while it ran"
         entry = {"at": at, "state": state, "attempt": old.attempts,
                  **{k: fields[k] for k in ("exit_code", "result") if k in fields}}
-        new = replace(old, state=state, finished_at=at, updated_at=at, history=history_with(old, entry), **fields)
+        extra = dict(old.extra, external_id=external_id) if external_id else old.extra
+        new = replace(old, state=state, finished_at=at, updated_at=at, history=history_with(old, entry), extra=extra,
+                      **fields)
         made.append(new)
         return put(ledger, new, at)
 

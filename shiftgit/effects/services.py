@@ -26,6 +26,7 @@ from shiftgit import procs
 from shiftgit.effects.approvals import now_iso
 from shiftgit.effects.runner import check_kind, check_open, history_with, put, view, workdir_of
 from shiftgit.errors import CheckFailed, UsageError
+from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.secrets import find_secrets
 from shiftgit.ledger.store import Store
@@ -121,6 +122,7 @@ def _claim(store: Store, run: str, name: str, argv: tuple[str, ...], port: int |
         refusal = check_kind(ledger, KIND)
         if refusal:
             raise UsageError(refusal)
+        require_budget(ledger, f"service {name!r}")
         for old in starts(ledger, name):
             if is_running(old) or (old.state == "attempted" and procs.is_alive(old.runner)):
                 raise CheckFailed(f"service {name!r} is already running (pid {old.pid}); stop it first with "

@@ -144,14 +144,18 @@ def _entries_at(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, l
 
 
 def edits_since(repo: Repo, point: Checkpoint, worktree: str) -> list[FileEntry] | None:
-    """Files outside `.shift/` whose working content differs from the checkpoint's; None when unknown."""
+    """Files outside `.shift/` whose working content differs from the checkpoint's; None when unknown.
+
+    A file still holding exactly what shiftgit wrote there (`init --agent`) is not an edit (ledger/written.py)."""
+    from shiftgit.ledger.written import without_ours
+
     if point.tree:  # the usual case, the tree is here: one diff-tree, no existence check first
         try:
-            return repo.diff_trees(point.tree, worktree)
+            return without_ours(repo, repo.diff_trees(point.tree, worktree))
         except GitError:
             pass
     tree = checkpoint_tree(repo, point)
-    return None if tree is None else repo.diff_trees(tree, worktree)
+    return None if tree is None else without_ours(repo, repo.diff_trees(tree, worktree))
 
 
 def committed_checkpoint_id(repo: Repo, commit: str, rel_path: str) -> str | None:
@@ -182,8 +186,28 @@ def head_state(repo: Repo, point: Checkpoint, rel_path: str, head: str | None = 
     carrier = next((c for c, parent in pairs
                     if parent == base and committed_checkpoint_id(repo, c, rel_path) == point.id), None)
     others = tuple(c for c, _ in pairs if c != carrier)
-    matches = head == base or (head is not None and head == carrier)
+    ledger_only = _ledger_only(repo, others)  # recording an effect, say: the record itself moved, nothing else
+    others = tuple(c for c in others if c not in ledger_only)
+    matches = head == base or (head is not None and not others and (carrier is not None or bool(ledger_only)))
     return HeadState(matches, head, base, carrier, others)
+
+
+def _ledger_only(repo: Repo, commits: tuple[str, ...]) -> set[str]:
+    """The commits that change only files under `.shift/` (one git call)."""
+    if not commits:
+        return set()
+    out = repo.git("show", "-z", "--no-renames", "--name-only", "--format=%x01%H", "-m", "--first-parent",
+                   *commits, check=False)
+    touched: dict[str, set[str]] = {}
+    commit = ""
+    for token in out.split("\0"):
+        token = token.lstrip("\n")
+        if token.startswith("\x01"):
+            commit = token[1:]
+            touched.setdefault(commit, set())
+        elif token and commit:
+            touched[commit].add(token)
+    return {c for c, paths in touched.items() if paths and all(p.startswith(f"{SHIFT_DIR}/") for p in paths)}
 
 
 def _carries(repo: Repo, head: str, base: str, rel_path: str, checkpoint_id: str) -> bool:

@@ -60,3 +60,18 @@ def report(ledger: Ledger) -> dict[str, Any]:
             for k in KINDS if getattr(limits, k) is not None}
     return {"budgets": {k: v for k, v in limits.to_dict().items() if v is not None},
             "spend": ledger.spend.to_dict(), "left": left, "exhausted": exhausted(ledger)}
+
+
+FLAGS = {"minutes": "--time-budget", "tokens": "--token-budget", "cost": "--cost-budget"}
+
+
+def require_budget(ledger: Ledger, what: str) -> None:
+    """Once a budget is spent, nothing new runs until `amend` raises it (exit 4, with the spent figures)."""
+    from shiftgit.errors import BudgetSpent
+
+    spent = exhausted(ledger)
+    if spent:
+        flag = FLAGS[spent[0].partition(":")[0]]
+        raise BudgetSpent(f"{what} was not run: the run's budget is spent ({'; '.join(spent)}); the owner raises it "
+                          f"with `shiftgit amend {flag} N --reason R`, or stop with "
+                          "`shiftgit stop --reason budget_exhausted`")

@@ -10,13 +10,19 @@ change only the way shiftgit changes it, leaving a trace in the record itself:
 - an approval: never dropped; a decision (granted, denied, expired) changes only with the old
   decision kept in the approval's `history`;
 - a checkpoint the staged ledger keeps (same id): its evidence (checks, files, tree, base,
-  snapshot) never changes.
+  snapshot) never changes;
+- a done, in-progress or blocked item, an open question or a decision leaves the latest checkpoint
+  only through `checkpoint --resolve TEXT --reason R` (recorded in `resolved`), or as the oldest
+  entries a full capped list drops.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
+
+from shiftgit.ledger.canonical import current
 
 BUDGETS = ("minutes", "tokens", "cost")
 AMEND_FLAGS = {"goal": "--goal", "stop_when": "--stop-when", "owner": "--owner", "allow": "--allow",
@@ -43,8 +49,9 @@ def findings(old: Doc, new: Doc | None, run: str) -> list[Finding]:
     if new is None:
         return [Finding("ledger", f"the ledger of run {run} is deleted", "restore it: `git checkout HEAD -- "
                         f".shift/runs/{run}/ledger.json`; end a run with `shiftgit finish --run {run}`")]
+    old, new = current(old), current(new)
     return [*_constraints(old, new, run), *_contract(old, new, run), *_amendments(old, new),
-            *_effects(old, new, run), *_approvals(old, new, run), *_evidence(old, new)]
+            *_effects(old, new, run), *_approvals(old, new, run), *_evidence(old, new), *_items(old, new, run)]
 
 
 def _records(doc: Doc, name: str, key: str) -> dict[Any, Mapping[str, Any]]:
@@ -170,3 +177,28 @@ def _evidence(old: Doc, new: Doc) -> Iterator[Finding]:
         yield Finding("evidence", f"checkpoint #{was.get('seq')} ({was.get('id')}) kept its id but its evidence "
                       f"was rewritten ({', '.join(changed)})",
                       "evidence is what ran: record new evidence with `shiftgit check` and a new `shiftgit checkpoint`")
+
+
+# -- open items, questions, decisions (no summary drift) ---------------------------------------------
+
+ITEM_KINDS = ("done", "doing", "blocked", "questions", "decisions")
+ITEM_CAPS = {"done": 50, "decisions": 50}  # model.DONE_CAP, DECISIONS_CAP: the oldest drop from a full list
+
+
+def _items(old: Doc, new: Doc, run: str) -> Iterator[Finding]:
+    was, now = old.get("checkpoint"), new.get("checkpoint")
+    if not isinstance(was, Mapping) or not isinstance(now, Mapping):
+        return
+    resolved = {(r.get("kind"), r.get("text")) for r in new.get("resolved") or () if isinstance(r, Mapping)}
+    for kind in ITEM_KINDS:
+        kept = [i for i in now.get(kind) or () if isinstance(i, Mapping)]
+        texts = {i.get("text") for i in kept}
+        oldest = min((i.get("seq") or 0 for i in kept), default=0)
+        full = kind in ITEM_CAPS and len(kept) >= ITEM_CAPS[kind]
+        for item in was.get(kind) or ():
+            text = item.get("text") if isinstance(item, Mapping) else None
+            if text in texts or (kind, text) in resolved or (full and (item.get("seq") or 0) <= oldest):
+                continue
+            yield Finding("item", f"the {kind} entry {text!r} disappeared from the ledger without a resolution",
+                          f"close it with `shiftgit checkpoint --run {run} --resolve {json.dumps(text)} --reason "
+                          '"..."`, or restore it')

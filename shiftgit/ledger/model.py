@@ -15,12 +15,13 @@ from typing import Any, TypeVar
 
 from shiftgit.ledger.canonical import canonical_bytes as canonical_bytes  # defined there: no model needed
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
-STOP_REASONS = (
-    "completed", "waiting_for_approval", "blocked_external", "failed_after_retry_budget",
-    "budget_exhausted", "user_paused", "cancelled", "context_exhausted",
+STOP_REASONS = (  # SPEC §8's closed set (`crashed` is what resume reports when a writer died without one)
+    "completed", "waiting_for_approval", "blocked_external", "budget_exhausted", "failed_after_retries",
+    "user_paused", "context_limit", "crashed",
 )
+OLD_STOP_REASONS = ("failed_after_retry_budget", "cancelled", "context_exhausted")  # schema 1 names, still read
 FINISH_STATUSES = ("completed", "blocked", "abandoned")
 RUN_STATUSES = ("active", "stopped", *FINISH_STATUSES)
 HISTORY_CAP = 100
@@ -94,6 +95,13 @@ class Budgets(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Acceptance(Record):  # a named command (argv, no shell) that must pass before `finish --status completed`
+    name: str
+    argv: tuple[str, ...] = ()  # empty: a schema 1 free-text criterion, kept in `text`, that nothing can run
+    text: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Contract(Record):
     goal: str
     stop_when: str
@@ -102,8 +110,16 @@ class Contract(Record):
     allow: tuple[str, ...] = ()
     forbid: tuple[str, ...] = ()
     artifacts: tuple[str, ...] = ()
-    accept: tuple[str, ...] = ()
+    accept: tuple[Acceptance, ...] = ()
     scope: tuple[str, ...] = ()
+    # recovery plan (seed: inspect_first, escalate_when, rollback): commands run by `resume` when trusted
+    inspect: tuple[str, ...] = ()
+    escalate_when: tuple[str, ...] = ()
+    rollback_plan: str | None = None
+    # where the work lives, recorded by `start`
+    repository: str | None = None
+    branch: str | None = None
+    worktree: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,6 +165,7 @@ class Check(Record):
     junit: str | None = None
     fresh: bool | None = None
     output_blob: str | None = None  # `check --keep-output`: the redacted output, kept on refs/shift/outputs/<run>
+    checkpoint: int | None = None  # the seq of the checkpoint this result first entered (null while pending)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -275,13 +292,22 @@ class Stop(Record):
     reason: str
     detail: str | None = None
     at: str
+    closed: int | None = None  # the seq of the checkpoint that closed it (work went on)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Retirement(Record):  # `check --retire NAME --reason R`: the check leaves at the next checkpoint (its seq)
+    name: str
+    reason: str
+    at: str
+    checkpoint: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Receipt(Record):
     status: str
     at: str
-    artifacts: tuple[str, ...] = ()
+    artifacts: tuple[Any, ...] = ()  # schema 1: strings; schema 2: {name, state, evidence}
     checks: tuple[Mapping[str, Any], ...] = ()
     known_failures: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
@@ -306,6 +332,8 @@ class Ledger(Record):
     spend: Spend = field(default_factory=Spend)
     stop: Stop | None = None
     receipt: Receipt | None = None
+    retired: tuple[Retirement, ...] = ()
+    resolved: tuple[Mapping[str, Any], ...] = ()  # `checkpoint --resolve`: {kind, text, reason, at, checkpoint}
 
     def active_constraints(self) -> tuple[Constraint, ...]:
         return tuple(c for c in self.constraints if c.status == "active")

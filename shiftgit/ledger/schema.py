@@ -10,10 +10,11 @@ from typing import Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError
+from shiftgit.ledger.canonical import v1_to_v2
 from shiftgit.ledger.model import SCHEMA_VERSION, Ledger
 
 # version -> function upgrading a document of that version to version + 1
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: v1_to_v2}
 
 
 def schema_text(name: str = "ledger.schema.json") -> str:

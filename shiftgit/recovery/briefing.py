@@ -18,8 +18,8 @@ from typing import Any
 from shiftgit import textsafe
 from shiftgit.effects.runner import safe_to_repeat
 from shiftgit.git.record import Provenance
+from shiftgit.ledger.checkstates import check_states
 from shiftgit.ledger.model import Check, Checkpoint, Ledger
-from shiftgit.recovery.trust import latest_per_command
 
 LIMIT = 9500
 LINE_CAP = 240        # characters of quoted text per line in trimmable sections
@@ -117,10 +117,9 @@ def _latest(point: Checkpoint | None) -> list[str]:
 def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str, Section]:
     point = ledger.checkpoint
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
-    evidence = [check_line(c) for c in latest_per_command(point.checks if point else ())]
-    evidence += [f"since the checkpoint: {check_line(c)}" for c in latest_per_command(ledger.pending_checks)]
+    evidence = [state_line(entry) for entry in check_states(ledger)]
     effects = [f"{_name(e.key)} ({_name(e.kind)}): {_name(e.state)}, {_name(e.reversibility)}, safe to repeat: "
-               f"{_yes(safe_to_repeat(e))}" for e in ledger.effects]
+               f"{_yes(safe_to_repeat(e))}" + _external(e) for e in ledger.effects]
     effects += [f"approval for {_name(a.key)}: {_name(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
@@ -131,7 +130,8 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
                   if getattr(h, "milestone", False) or h.extra.get("milestone") is True]
     return {
         "milestones": Section("Milestones reached (latest first)", milestones, keep=3),
-        "evidence": Section("Last evidence (the checkpoint's checks)", evidence, keep=3, empty="no checks recorded"),
+        "evidence": Section("Checks (each check's latest result and its state at the checkpoint)", evidence, keep=3,
+                            empty="no checks recorded"),
         "latest": Section("Latest step", _latest(point), keep=3, empty="no checkpoint yet"),
         "done": Section("Done (latest first)", [quote(i.text, SHORT_CAP) for i in reversed(items["done"])], keep=3),
         "blocked": Section("Blocked", [quote(i.text) for i in reversed(items["blocked"])], keep=3),
@@ -145,6 +145,16 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     }
 
 
+def _external(effect: Any) -> str:
+    """`; external id "https://..." (status: exit 0 "merged" at T)` when the effect names an outside object."""
+    ident, status = effect.extra.get("external_id"), effect.extra.get("external_status")
+    text = f"; external id {quote(str(ident))}" if ident else ""
+    if isinstance(status, Mapping):
+        text += (f" (status: exit {_name(status.get('exit_code'))} {quote(str(status.get('said') or ''))} "
+                 f"at {_name(status.get('at'))})")
+    return text
+
+
 def _service_line(service: Mapping[str, Any]) -> str:
     alive = service.get("alive")
     state = "alive" if alive else "dead" if alive is False else \
@@ -153,20 +163,49 @@ def _service_line(service: Mapping[str, Any]) -> str:
     return f"{quote(str(service['name']))}: pid {service['pid']}, port {service['port']}, {state}"
 
 
-ORDER = ("record", "latest", "evidence", "failing", "changes", "done", "blocked", "doing", "effects", "services",
-         "budget", "questions", "decisions", "milestones", "history")
+ORDER = ("record", "latest", "evidence", "failing", "plan", "changes", "done", "blocked", "doing", "effects",
+         "services", "budget", "questions", "decisions", "milestones", "history")
 TRIM_ORDER = ("history", "milestones", "decisions", "done", "changes", "questions", "doing", "effects", "services",
-              "blocked", "evidence", "failing", "budget", "latest")
+              "blocked", "plan", "evidence", "failing", "budget", "latest")
 SECTION_MAX = {"history": 12, "milestones": 8, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
                "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
 
 
+def state_line(entry: Mapping[str, Any]) -> str:
+    """`unit [failed]: exit 1 (checkpoint #2); failing: ...` (acceptance checks marked)."""
+    where = f" (checkpoint #{entry['checkpoint']})" if entry.get("checkpoint") else \
+        " (since the checkpoint)" if entry.get("pending") else ""
+    kind = " acceptance" if entry.get("acceptance") else ""
+    if entry["state"] == "never_attempted":
+        return f"{_name(entry['name'])} [never_attempted{kind}]: {quote_argv(entry['argv'])}"
+    return failing_line({**entry, "pending": False, "state": entry["state"] + kind}) + where
+
+
+def _verify_first(ledger: Ledger, rerun: bool | None) -> list[str]:
+    """Verify first: whether the evidence was rerun, and sessions that built on an unverified handoff."""
+    lines = []
+    if rerun is False and ledger.checkpoint is not None and ledger.checkpoint.checks:
+        lines.append("Evidence rerun: no, this decision comes from the record alone. First instruction: run "
+                     f"`shiftgit verify {textsafe.one_line(ledger.run)}` before building on it.")
+    elif rerun:
+        lines.append("Evidence rerun: yes, the checkpoint's checks were run again here (see the reasons).")
+    sessions = ledger.extra.get("sessions")
+    unverified = [s for s in sessions if isinstance(s, Mapping) and s.get("verified_first") is False] \
+        if isinstance(sessions, list) else []
+    if unverified:
+        names = ", ".join(f"{_name(s.get('agent'))} {_name(s.get('id'))}" for s in unverified[-3:])
+        lines.append(f"Warning: work was built on an unverified handoff: session(s) {names} checkpointed without "
+                     "running `shiftgit verify` first.")
+    return lines
+
+
 def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
-          constraint_cap: int) -> list[str]:
+          constraint_cap: int, rerun: bool | None = None) -> list[str]:
     contract = ledger.contract
     lines = [f"shiftgit briefing for run {textsafe.one_line(ledger.run)} (status: {quote(ledger.status)})"]
     if decision:
         lines.append(f"Decision: {decision}. Reasons: " + textsafe.one_line("; ".join(reasons), 1500))
+    lines += _verify_first(ledger, rerun)
     lines.append(provenance_line(where, prov))
     if ledger.stop:
         lines.append(f"Stop recorded: {quote(ledger.stop.reason)}" + (f" {quote(ledger.stop.detail)}"
@@ -188,19 +227,24 @@ def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, re
 def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decision: str | None = None,
                    reasons: Sequence[str] = (), services: Sequence[Mapping[str, Any]] = (),
                    changes: Mapping[str, Any] | None = None, failing: Sequence[Mapping[str, Any]] = (),
-                   record: Sequence[str] = (), limit: int = LIMIT) -> str:
-    """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters."""
+                   record: Sequence[str] = (), limit: int = LIMIT, rerun: bool | None = None,
+                   plan: Sequence[str] = ()) -> str:
+    """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters.
+
+    `rerun`: whether the checks were run again for this decision (None: no decision context)."""
     sections = {**_sections(ledger, services), **takeover_sections(changes, failing, record)}
+    sections["plan"] = Section("Recovery plan (the contract's inspect, escalate-when, rollback)",
+                               [textsafe.one_line(line) for line in plan], keep=3)
     for name, cap in SECTION_MAX.items():
         extra = sections[name].lines[cap:]
         del sections[name].lines[cap:]
         sections[name].omitted += len(extra)
-    head = _head(ledger, where, provenance, decision, reasons, ESSENTIAL_CAP)
+    head = _head(ledger, where, provenance, decision, reasons, ESSENTIAL_CAP, rerun)
     text = _render(head, sections, ledger.run)
     for floor in (True, False):
         text = _trim(head, sections, ledger.run, limit, floor, text)
     if len(text) > limit:  # the essential part alone is too long: shorten each constraint evenly
-        text = _squeeze(ledger, where, provenance, decision, reasons, sections, limit)
+        text = _squeeze(ledger, where, provenance, decision, reasons, sections, limit, rerun)
     return text
 
 
@@ -238,12 +282,12 @@ def _fenced(own: list[str], body: list[str]) -> str:
 
 
 def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str | None, reasons: Sequence[str],
-             sections: Mapping[str, Section], limit: int) -> str:
+             sections: Mapping[str, Section], limit: int, rerun: bool | None = None) -> str:
     rest = len(_render([], sections, ledger.run))
-    fixed = len("\n".join(_head(ledger, where, provenance, decision, reasons, 0)))
+    fixed = len("\n".join(_head(ledger, where, provenance, decision, reasons, 0, rerun)))
     count = max(len(ledger.active_constraints()), 1)
     cap = max((limit - rest - fixed - 2) // count, 8)
-    return _render(_head(ledger, where, provenance, decision, reasons, cap), sections, ledger.run, limit)
+    return _render(_head(ledger, where, provenance, decision, reasons, cap, rerun), sections, ledger.run, limit)
 
 
 # -- what changed, what fails, where the record comes from (issue 10) ------------------------------

@@ -15,19 +15,19 @@ from shiftgit import textsafe
 from shiftgit.effects.liveness import liveness
 from shiftgit.errors import LedgerError
 from shiftgit.git import record
+from shiftgit.ledger.checkstates import check_states
+from shiftgit.ledger.checkstates import failing as failing_states
 from shiftgit.ledger.discovery import Pick, discover
 from shiftgit.ledger.model import Checkpoint, Effect, Ledger
 from shiftgit.ledger.store import Store
-from shiftgit.recovery import takeover, verify
+from shiftgit.recovery import decisions, plans, takeover, verify
 from shiftgit.recovery.briefing import build_briefing
-from shiftgit.recovery.trust import latest_per_command
 from shiftgit.recovery.verify import Progress
 from shiftgit.repo import FileEntry, Repo
+from shiftgit.runs.contract import location
 
-EXIT = {"resume": 0, "rollback": 3, "escalate": 4}
+EXIT = {"resume": 0, "rollback": 3, "escalate": 4, "finished": 0}
 UNSETTLED = ("unknown", "attempted")
-HALTING_STOPS = ("user_paused", "cancelled", "blocked_external", "failed_after_retry_budget")
-ENDED = ("completed", "blocked", "abandoned")
 LIST_CAP = 200
 COMMITS_PER_PATH = 10
 
@@ -47,7 +47,8 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
         report["picked"] = pick.note
     if adopted is not None:
         report["adopt"] = adopted
-    store.set_active(pick.run)
+    if report["decision"] != "finished":
+        store.set_active(pick.run)
     return report
 
 
@@ -62,7 +63,8 @@ def effect_entry(effect: Effect) -> dict[str, Any]:
     from shiftgit.effects.runner import safe_to_repeat, state_of
 
     return {"key": effect.key, "kind": effect.kind, "state": state_of(effect), "recorded_state": effect.state,
-            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect)}
+            "reversibility": effect.reversibility, "safe_to_repeat": safe_to_repeat(effect),
+            "external_id": effect.extra.get("external_id"), "external_status": effect.extra.get("external_status")}
 
 
 def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
@@ -84,11 +86,14 @@ def _identity(effect: Effect) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
+def checks(ledger: Ledger) -> list[dict[str, Any]]:
+    """Every check's state in the latest checkpoint (ledger/checkstates.py), with those run since."""
+    return check_states(ledger)
+
+
 def failing_checks(ledger: Ledger) -> list[dict[str, Any]]:
-    """The latest result of each recorded command (checkpoint's, then those since) that did not pass."""
-    checks = latest_per_command((*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks))
-    return [{"name": c.name, "argv": list(c.argv), "failing": list(c.failing), "exit_code": c.exit_code,
-             "pending": c in ledger.pending_checks} for c in checks if c.exit_code != 0]
+    """Every check whose latest result failed, stale or not, with its state."""
+    return failing_states(check_states(ledger))
 
 
 def _start_commit(repo: Repo, ledger: Ledger, rel: str) -> str | None:
@@ -167,16 +172,6 @@ def budget_reasons(ledger: Ledger) -> list[str]:
     return [f"the {kind} budget is spent: {detail}" for kind, _, detail in spent]
 
 
-def _status_reasons(ledger: Ledger) -> list[str]:
-    if ledger.status in ENDED:
-        return [f"the run has ended: finished as {ledger.status} (see its receipt: `shiftgit show {ledger.run}`)"]
-    stop, point = ledger.stop, ledger.checkpoint
-    if stop and stop.reason in HALTING_STOPS and (point is None or point.at <= stop.at):
-        return [f"the run stopped ({stop.reason}" + (f": {textsafe.quote(stop.detail)}" if stop.detail else "")
-                + ") and no checkpoint came after"]
-    return []
-
-
 def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list[str]:
     if state.matches:
         return []
@@ -209,7 +204,10 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     repo = store.repo
     point = ledger.checkpoint
     rel = store.rel(store.ledger_path(ledger.run))
-    escalate = _effect_reasons(ledger) + budget_reasons(ledger) + _status_reasons(ledger)
+    if ledger.status in decisions.ENDED:  # a finished run stays finished: nothing reruns, nothing turns active
+        return {"decision": "finished", "reasons": decisions.finished(ledger), "edits": [], "verify": None,
+                "stop_reason": "completed" if ledger.status == "completed" else None, "plan": None}
+    escalate = _effect_reasons(ledger) + budget_reasons(ledger)
     notes: list[str] = []
     edits: list[FileEntry] | None = []
     report = None
@@ -224,19 +222,28 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
             report = verify.verify(store, ledger.run, ledger=ledger, worktree=worktree, progress=progress)
         more, notes = _verify_reasons(report, edits)
         escalate += more
-    rollback = [f"uncommitted edits were made after checkpoint #{point.seq}: "
-                + ", ".join(textsafe.quote(e.path) for e in edits[:10]) + (" ..." if len(edits) > 10 else "")
-                + f"; `shiftgit rollback {ledger.run}` restores the checkpoint and keeps them under refs/shift/rescue/"
-                ] if point is not None and edits else []
+    reason = decisions.stop_reason(ledger, edits)
+    more, said = decisions.stop_reasons(ledger, reason)
+    escalate += more
+    elsewhere, where = decisions.location_reasons(ledger, location(store))
+    escalate += elsewhere
+    plan = plans.run_plan(store, ledger, run_checks)
+    escalate += plan["escalate"]
+    rollback, kept = decisions.judge_edits(ledger.run, point, edits, report) if point is not None and edits \
+        else ([], [])
+    notes = said + where + kept + notes
     decision = "escalate" if escalate else "rollback" if rollback else "resume"
-    reasons = escalate + rollback + notes if decision != "resume" else _resume_reasons(point, notes, run_checks)
-    return {"decision": decision, "reasons": reasons, "edits": edits, "verify": report}
+    reasons = escalate + rollback + notes if decision != "resume" else _resume_reasons(point, notes, run_checks,
+                                                                                         bool(edits))
+    return {"decision": decision, "reasons": reasons, "edits": edits, "verify": report, "stop_reason": reason,
+            "plan": plan}
 
 
-def _resume_reasons(point: Checkpoint | None, notes: list[str], run_checks: bool) -> list[str]:
+def _resume_reasons(point: Checkpoint | None, notes: list[str], run_checks: bool, edited: bool) -> list[str]:
     if point is None:
         return ["no checkpoint yet: the run continues from its contract", *notes]
-    reasons = [f"the record matches HEAD and the working tree matches checkpoint #{point.seq}", *notes]
+    tree = "" if edited else f" and the working tree matches checkpoint #{point.seq}"
+    reasons = [f"the record matches HEAD{tree}", *notes]
     if not run_checks:
         reasons.append("checks were not rerun (--no-run): decided from the record alone")
     elif not point.checks:
@@ -265,15 +272,29 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     changed = changes(store, ledger, worktree, verdict["edits"])
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
                               reasons=verdict["reasons"], services=services, changes=changed,
-                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen))
+                              failing=failing_checks(ledger), record=takeover.record_lines(store, chosen),
+                              rerun=_rerun(verdict), plan=plans.lines(verdict.get("plan") or {}, ledger))
     return {
         "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
         "changes": changed,
         "effects": [effect_entry(e) for e in ledger.effects], "services": services,
-        "failing_checks": failing_checks(ledger), "checkpoint": ledger.checkpoint.seq if ledger.checkpoint else None,
+        "failing_checks": failing_checks(ledger), "checks": checks(ledger),
+        "stop_reason": verdict.get("stop_reason"), "plan": verdict.get("plan"),
+        "receipt": ledger.receipt.to_dict() if ledger.receipt else None,
+        "contract": {"repository": ledger.contract.repository, "branch": ledger.contract.branch,
+                     "worktree": ledger.contract.worktree},
+        "checkpoint": ledger.checkpoint.seq if ledger.checkpoint else None,
         "provenance": chosen.provenance.to_dict(), "verify": verdict["verify"],
         "source": chosen.source.to_dict() if chosen.source else None,
     }
+
+
+def _rerun(verdict: Mapping[str, Any]) -> bool | None:
+    """Whether the decision rests on checks run again here (None for a finished run)."""
+    if verdict["decision"] == "finished":
+        return None
+    report = verdict.get("verify")
+    return report is not None and report["result"] != "refused" and bool(report["checks"])
 
 
 def _invalid(run: str, rel: str, provenance: record.Provenance, error: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from shiftgit.errors import UsageError
 from shiftgit.git import record, secretscan
+from shiftgit.ledger import written
 from shiftgit.ledger.model import Checkpoint
 from shiftgit.ledger.store import Store
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -133,10 +134,13 @@ def _diff(repo: Repo, current: str, target: str) -> list[Change]:
     out = repo.git("diff-tree", "-r", "-z", "--no-renames", current, target)
     parts = out.split("\0")
     changes = []
+    ours = written.read(repo)  # files shiftgit wrote (`init --agent`) and nobody changed since: never rolled back
     for meta, path in zip(parts[0::2], parts[1::2], strict=False):
         if not meta.startswith(":") or path == ".shift" or path.startswith(".shift/"):
             continue
-        _, new_mode, _, new_blob, status = meta[1:].split(" ")
+        _, new_mode, old_blob, new_blob, status = meta[1:].split(" ")
+        if ours.get(path) == old_blob:
+            continue
         gone = status.startswith("D")
         changes.append(Change(path, "000000" if gone else new_mode, None if gone else new_blob))
     return changes

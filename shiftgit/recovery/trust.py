@@ -29,11 +29,18 @@ def latest_per_command(checks: Iterable[Check]) -> list[Check]:
 
 
 def recorded_commands(ledger: Ledger) -> list[Command]:
-    """The run's commands, one per digest: the latest checkpoint's checks and those since, then its effects' probes."""
+    """The run's commands, one per digest: the latest checkpoint's checks and those since, its acceptance checks,
+    the contract's inspect and escalate-when commands, then its effects' probes."""
     from shiftgit.effects import probes
 
     checks = (*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks)
+    from shiftgit.ledger.trustdb import command_digest
+    from shiftgit.recovery.plans import commands as plan_commands
+
     commands = [command_of(check) for check in checks]
+    commands += [Command(f"acceptance check {a.name}", a.argv, ".", False, command_digest(a.argv, "."))
+                 for a in ledger.contract.accept if a.argv]
+    commands += plan_commands(ledger)
     commands += [probe for probe in (probes.of(effect) for effect in ledger.effects) if probe is not None]
     seen: dict[str, Command] = {}
     for command in commands:

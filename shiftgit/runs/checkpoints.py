@@ -12,6 +12,7 @@ from typing import Any
 from shiftgit.errors import GitError, ShiftError, UsageError
 from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
+from shiftgit.ledger.checkstates import carry
 from shiftgit.ledger.model import (
     DECISIONS_CAP,
     DONE_CAP,
@@ -29,6 +30,8 @@ from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
 
 SNAPSHOT_RETRIES = 20
+ITEM_KINDS = ("done", "doing", "blocked", "questions", "decisions")
+RESOLVED_CAP = 200
 
 # -- checkpoint ----------------------------------------------------------------------------
 
@@ -41,6 +44,7 @@ class CheckpointInput:
     doing: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
     resolve: tuple[str, ...] = ()
+    reason: str | None = None  # why the --resolve items are closed (recorded)
     decisions: tuple[str, ...] = ()
     questions: tuple[str, ...] = ()
     note: str | None = None
@@ -60,6 +64,9 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     `checked=False` (the agent hooks) writes without the schema check: see `Store.write`."""
     if spec.tokens < 0 or spec.cost < 0 or (spec.turn is not None and spec.turn < 0):
         raise UsageError("--tokens, --cost and --turn cannot be negative")
+    if spec.resolve and not (spec.reason or "").strip():
+        raise UsageError("--resolve needs a reason: `shiftgit checkpoint --resolve TEXT --reason R`; nothing was "
+                         "written")
     store.read(run)  # fail on a broken ledger before touching git objects
     repo = store.repo
     head = repo.head()
@@ -73,14 +80,15 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         at = now_iso()
         previous = ledger.checkpoint
         seq = (previous.seq if previous else 0) + 1
+        resolutions = _resolutions(previous, spec, seq, at)  # an unknown --resolve: refused before any write
         snapshot = _snapshot(store, ledger.run, kept, head, seq)
-        checks = ledger.pending_checks or (previous.checks if previous else ())
+        checks = carry(previous.checks if previous else (), ledger.pending_checks, ledger.retired, seq, tree)
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
             id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
             phase=spec.phase or (previous.phase if previous else None),
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
-            checks=tuple(replace(c, fresh=c.content == tree) for c in checks),
+            checks=checks,
             next=_next(previous, spec), note=spec.note, spend=spend, extra=withheld,
             turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
@@ -92,7 +100,10 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
                                  extra={"milestone": True} if previous.milestone else {})
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
-        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at)
+        retired = tuple(r if r.checkpoint is not None else replace(r, checkpoint=seq) for r in ledger.retired)
+        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at,
+                       retired=retired, resolved=(*ledger.resolved, *resolutions)[-RESOLVED_CAP:],
+                       extra=_unverified_sessions(ledger, spec.auto), **_close_stop(ledger, seq))
 
     store.update(run, change, checked=checked)
     publish(store, run)
@@ -135,6 +146,38 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
                 raise
             time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
     raise AssertionError("unreachable")
+
+
+def _resolutions(previous: Checkpoint | None, spec: CheckpointInput, seq: int, at: str) -> list[dict[str, Any]]:
+    """Each `--resolve TEXT` names an open item, question or decision; an unknown one is a usage error."""
+    found: list[dict[str, Any]] = []
+    for text in spec.resolve:
+        kinds = [kind for kind in ITEM_KINDS if previous is not None
+                 and any(i.text == text for i in getattr(previous, kind))]
+        if not kinds:
+            open_items = [i.text for kind in ITEM_KINDS for i in (getattr(previous, kind) if previous else ())]
+            raise UsageError(f"--resolve {text!r}: no open item, question or decision has that text (open: "
+                             f"{'; '.join(repr(t) for t in open_items[:10]) or 'none'}); nothing was written")
+        found += [{"kind": kind, "text": text, "reason": spec.reason, "at": at, "checkpoint": seq} for kind in kinds]
+    return found
+
+
+def _unverified_sessions(ledger: Ledger, auto: str | None) -> Any:
+    """An open agent session whose first checkpoint comes before any verify built on an unverified handoff."""
+    sessions = ledger.extra.get("sessions")
+    if auto is not None or not isinstance(sessions, list):
+        return ledger.extra
+    marked = [dict(s, verified_first=False) if isinstance(s, dict) and s.get("ended_at") is None
+              and s.get("verified_first") is None else s for s in sessions]
+    return dict(ledger.extra, sessions=marked) if marked != sessions else ledger.extra
+
+
+def _close_stop(ledger: Ledger, seq: int) -> dict[str, Any]:
+    """A stop record is closed by the next checkpoint: work went on (the record stays, marked closed)."""
+    stop = ledger.stop
+    if stop is None or stop.closed is not None or ledger.status not in ("active", "stopped"):
+        return {}
+    return {"stop": replace(stop, closed=seq), "status": "active"}
 
 
 def _add_spend(ledger: Ledger, spec: CheckpointInput, at: str) -> Spend:

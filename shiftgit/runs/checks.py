@@ -100,3 +100,14 @@ def _read_junit(workdir: Path, junit: str | None) -> str | None:
         return None
 
 
+
+
+def overrun(store: Store, run: str) -> list[str]:
+    """`check` still runs over budget (it only reads) but says so: each spent budget with its figures."""
+    from shiftgit.ledger.budgets import exhausted
+
+    spent = exhausted(store.read(run))
+    if not spent:
+        return []
+    return [f"the run's budget is spent ({'; '.join(spent)}): new effects and services are refused until "
+            "`shiftgit amend --token-budget|--time-budget|--cost-budget N --reason R` raises it"]

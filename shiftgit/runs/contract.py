@@ -13,17 +13,16 @@ from typing import Any
 from shiftgit.errors import UsageError
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.model import (
-    FINISH_STATUSES,
     STOP_REASONS,
     Amendment,
     Budgets,
     Constraint,
     Contract,
     Ledger,
-    Receipt,
     Stop,
 )
 from shiftgit.ledger.store import Store
+from shiftgit.runs.acceptspec import parse as parse_accept
 
 
 def now_iso() -> str:
@@ -48,9 +47,12 @@ class ContractInput:
     allow: tuple[str, ...] = ()
     forbid: tuple[str, ...] = ()
     artifacts: tuple[str, ...] = ()
-    accept: tuple[str, ...] = ()
+    accept: tuple[str, ...] = ()  # NAME=CMD
     scope: tuple[str, ...] = ()
     constraints: tuple[str, ...] = ()
+    inspect: tuple[str, ...] = ()
+    escalate_when: tuple[str, ...] = ()
+    rollback_plan: str | None = None
 
 
 def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str]]:
@@ -60,17 +62,68 @@ def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str
     both = set(spec.allow) & set(spec.forbid)
     if both:
         raise UsageError(f"effect kind(s) both allowed and forbidden: {', '.join(sorted(both))}")
+    accept = parse_accept(spec.accept)
+    plan = plan_commands(spec.inspect, "--inspect") + plan_commands(spec.escalate_when, "--escalate-when")
     at = now_iso()
     contract = Contract(goal=spec.goal, stop_when=spec.stop_when, owner=spec.owner,
                         budgets=Budgets(minutes=spec.minutes, tokens=spec.tokens, cost=spec.cost),
-                        allow=spec.allow, forbid=spec.forbid, artifacts=spec.artifacts, accept=spec.accept,
-                        scope=spec.scope)
+                        allow=spec.allow, forbid=spec.forbid, artifacts=spec.artifacts, accept=accept,
+                        scope=spec.scope, inspect=spec.inspect, escalate_when=spec.escalate_when,
+                        rollback_plan=spec.rollback_plan, **location(store))
     constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at) for t in spec.constraints if t.strip())
     ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints)
     warnings = scope_overlaps(store, run, spec.scope)
     store.create(ledger)
     store.set_active(run)
+    remember_typed(store, [(a.argv, ".") for a in accept] + plan, at)
     return ledger, warnings
+
+
+def location(store: Store) -> dict[str, str | None]:
+    """Where the work lives: the repository (its remote URL, or null), the branch and the worktree path."""
+    repo = store.repo
+    remotes = repo.git("remote", check=False).split()
+    remote = "origin" if "origin" in remotes else (remotes[0] if remotes else None)
+    url = repo.git("remote", "get-url", remote, check=False).strip() if remote else ""
+    return {"repository": _without_credentials(url) or None, "branch": repo.branch(), "worktree": str(repo.root)}
+
+
+def _without_credentials(url: str) -> str:
+    """`https://user:token@host/x` -> `https://host/x`: a credential never lands in the ledger."""
+    import re
+
+    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", url)
+
+
+def plan_commands(values: Sequence[str], flag: str) -> list[tuple[tuple[str, ...], str]]:
+    """Recovery-plan commands (strings, split like a shell would) as (argv, cwd); a bad one -> UsageError."""
+    import shlex
+
+    out = []
+    for value in values:
+        try:
+            argv = tuple(shlex.split(value))
+        except ValueError as exc:
+            raise UsageError(f"{flag} {value!r} does not parse ({exc}); nothing was written") from None
+        if not argv:
+            raise UsageError(f"{flag} needs a command, e.g. {flag} 'psql -c \"select 1\"'; nothing was written")
+        out.append((argv, "."))
+    return out
+
+
+def remember_typed(store: Store, commands: Sequence[tuple[tuple[str, ...], str]], at: str) -> None:
+    """Commands a person typed into the contract here are trusted here (an agent's wait for `shiftgit trust`)."""
+    import os
+
+    from shiftgit.ledger import trustdb
+    from shiftgit.procs import agent_markers
+
+    if agent_markers(os.environ):
+        return
+    for argv, cwd in commands:
+        name = " ".join(argv)[:60]
+        trustdb.remember_quietly(store.repo, trustdb.Command(name, argv, cwd, False,
+                                                             trustdb.command_digest(argv, cwd)), at)
 
 
 def scope_overlaps(store: Store, run: str, scope: Sequence[str]) -> list[str]:
@@ -139,7 +192,8 @@ def lift_constraint(store: Store, run: str, which: str, reason: str) -> Constrai
 
 AMENDABLE = {
     "goal": "goal", "stop_when": "stop_when", "owner": "owner", "allow": "allow", "forbid": "forbid",
-    "artifacts": "artifacts", "accept": "accept", "scope": "scope",
+    "artifacts": "artifacts", "accept": "accept", "scope": "scope", "inspect": "inspect",
+    "escalate_when": "escalate_when", "rollback_plan": "rollback_plan",
     "time_budget": "minutes", "token_budget": "tokens", "cost_budget": "cost",
 }
 
@@ -155,6 +209,12 @@ def amend(store: Store, run: str, changes: Mapping[str, Any], reason: str) -> li
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} cannot be empty: a run always has a goal and a stop condition; give the new "
                              f"text, e.g. `shiftgit amend {flag} \"...\" --reason R`; nothing was changed")
+    changes = dict(changes)
+    if "accept" in changes:
+        changes["accept"] = parse_accept(changes["accept"])
+    typed = [(a.argv, ".") for a in changes.get("accept", ())]
+    typed += plan_commands(changes.get("inspect", ()), "--inspect")
+    typed += plan_commands(changes.get("escalate_when", ()), "--escalate-when")
     made: list[Amendment] = []
 
     def change(ledger: Ledger) -> Ledger:
@@ -173,6 +233,7 @@ def amend(store: Store, run: str, changes: Mapping[str, Any], reason: str) -> li
         return replace(ledger, contract=contract, amendments=(*ledger.amendments, *made), updated_at=at)
 
     store.update(run, change)
+    remember_typed(store, typed, made[0].at)
     return made
 
 
@@ -186,41 +247,12 @@ def stop(store: Store, run: str, reason: str, detail: str | None) -> Stop:
     if reason not in STOP_REASONS:
         raise UsageError(f"unknown stop reason {reason!r}; use one of: {', '.join(STOP_REASONS)}")
     record = Stop(reason=reason, detail=detail, at=now_iso())
-    store.update(run, lambda ledger: replace(ledger, stop=record, status="stopped", updated_at=record.at))
-    return record
-
-
-def finish(store: Store, run: str, status: str, reviewer_action: str | None,
-           assumptions: Sequence[str], known_failures: Sequence[str]) -> Receipt:
-    """Write the receipt: final status, artifacts, every check with its outcome; end the run."""
-    if status not in FINISH_STATUSES:
-        raise UsageError(f"unknown finish status {status!r}; use one of: {', '.join(FINISH_STATUSES)}")
-    made: list[Receipt] = []
 
     def change(ledger: Ledger) -> Ledger:
-        at = now_iso()
-        checks = (*(ledger.checkpoint.checks if ledger.checkpoint else ()), *ledger.pending_checks)
-        failing = [f"{c.name}: {', '.join(c.failing) or f'exit {c.exit_code}'}" for c in checks
-                   if c.exit_code != 0]
-        receipt = Receipt(
-            status=status, at=at, artifacts=_artifacts(store, ledger),
-            checks=tuple({"name": c.name, "argv": list(c.argv), "exit_code": c.exit_code,
-                          "failing": list(c.failing), "fresh": c.fresh} for c in checks),
-            known_failures=(*known_failures, *failing), assumptions=tuple(assumptions),
-            reviewer_action=reviewer_action,
-        )
-        made.append(receipt)
-        stop_record = ledger.stop if status != "completed" else Stop(reason="completed", at=at)
-        return replace(ledger, receipt=receipt, status=status, stop=stop_record, updated_at=at)
+        if ledger.status in ("completed", "blocked", "abandoned"):  # a finished run stays finished
+            raise UsageError(f"run {run} is finished ({ledger.status}); nothing to stop: start the next run with "
+                             "`shiftgit start RUN --goal ... --stop-when ...`")
+        return replace(ledger, stop=record, status="stopped", updated_at=record.at)
 
     store.update(run, change)
-    if store.active_run({}) == run:
-        store.set_active(None)
-    return made[0]
-
-
-def _artifacts(store: Store, ledger: Ledger) -> tuple[str, ...]:
-    """Commits made since the run started (touching its ledger) on this branch, oldest first."""
-    path = store.rel(store.ledger_path(ledger.run))
-    out = store.repo.git("log", "--format=%H", "--reverse", "--", path, check=False)
-    return tuple(out.split())
+    return record
