@@ -106,3 +106,16 @@ def test_a_note_written_before_the_split_still_reads(run_repo: Repo) -> None:
     run_repo.git("notes", "--ref=shift", "add", "-f", "-m", human.rstrip("\n") + "\n" + data.rstrip("\n"), "HEAD")
     assert [e["step"] for e in run_repo.json("log")] == ["an old note"]
     assert run_repo.json("notes", "repair") == {"repaired": []}  # its JSON is the record
+
+
+def test_the_checks_line_counts_states_as_the_ledger_judges_them() -> None:
+    from shiftgit.git import handoff
+
+    tree = "t" * 40
+    checks = [{"name": "unit", "exit_code": 0, "content": tree},
+              {"name": "lint", "exit_code": 0, "content": "o" * 40},  # ran on other content: stale
+              {"name": "e2e", "exit_code": 1, "content": tree, "failing": ["a", "b", "c", "d"]}]
+    point = {"run": "r", "seq": 2, "id": "p2-x", "step": "s", "tree": tree, "checks": checks,
+             "never_attempted": ["smoke"]}
+    line = handoff.note_text({"shift_note": 1, "checkpoints": [point], "runs": ["r"]}).splitlines()[1]
+    assert line == "checks: 1 passed, 1 failed, 1 stale, 1 never attempted — failing: a, b, c (+1 more)"

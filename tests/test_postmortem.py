@@ -34,8 +34,9 @@ def test_report_covers_the_run_from_contract_to_receipt(run_repo: Repo, tmp_path
     assert "unit: failed (exit 1" in text and "tests/test_calc.py::test_sub" in text
     assert "speed matters" in text and "blocked_external" in text and "the CI quota ran out" in text
     document = run_repo.json("report", "--json")
-    assert [p["checks"] for p in document["timeline"]] == [{"passed": 1, "failed": 0, "stale": 0},
-                                                          {"passed": 0, "failed": 1, "stale": 0}]
+    assert [p["checks"] for p in document["timeline"]] == [
+        {"passed": 1, "failed": 0, "never_attempted": 0, "stale": 0},
+        {"passed": 0, "failed": 1, "never_attempted": 0, "stale": 0}]
     page = tmp_path / "run.html"
     run_repo.ok("report", "--html", str(page))
     html = page.read_text()

@@ -53,7 +53,8 @@ def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None) -> d
     for run, (old, new) in sorted(changes.items()):
         point, before = checkpoint_of(new), checkpoint_of(old)
         if point is not None and (before is None or before.get("id") != point.get("id")):
-            points.append({**point, "run": run})
+            never = never_attempted(new, point)
+            points.append({**point, "run": run, **({"never_attempted": never} if never else {})})
         effects += effects_changed(run, old, new)
     document: dict[str, Any] = {"shift_note": NOTE_VERSION, "checkpoints": points, "runs": sorted(changes)}
     if effects:
@@ -61,6 +62,14 @@ def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None) -> d
     if skip:
         document["skip"] = skip
     return redacted(document)
+
+
+def never_attempted(ledger: Any, point: Mapping[str, Any]) -> list[str]:
+    """The contract's acceptance checks that the checkpoint holds no result of (schema 2)."""
+    contract = ledger.get("contract") if isinstance(ledger, Mapping) else None
+    accept = contract.get("accept") if isinstance(contract, Mapping) else None
+    ran = {c.get("name") for c in point.get("checks") or [] if isinstance(c, Mapping)}
+    return [str(a["name"]) for a in accept or [] if isinstance(a, Mapping) and a.get("name") and a["name"] not in ran]
 
 
 def effects_changed(run: str, old: Any, new: Any) -> list[dict[str, Any]]:
@@ -128,8 +137,9 @@ def checkpoint_lines(point: Mapping[str, Any], brief: bool = False) -> list[str]
         done = f" — done when: {_one_line(action['done_when'])}" if action.get("done_when") else ""
         lines.append(f"next: {_one_line(action['action'])}{done}")
     checks = [c for c in point.get("checks") or [] if isinstance(c, Mapping)]
-    if checks:
-        lines.append("checks: " + checks_line(checks))
+    never = len(point.get("never_attempted") or [])
+    if checks or never:
+        lines.append("checks: " + checks_line(checks, point.get("tree"), never))
     if brief:
         return lines
     files = [str(f.get("path")) for f in point.get("files") or [] if isinstance(f, Mapping)]
@@ -145,27 +155,32 @@ def checkpoint_lines(point: Mapping[str, Any], brief: bool = False) -> list[str]
     return lines
 
 
-def check_counts(checks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """passed / failed / stale, counted from the checks a checkpoint records (stale: not fresh)."""
+def check_state(check: Mapping[str, Any], tree: Any) -> str:
+    """passed / failed / stale as ledger/checkstates.py judges them (stale: it ran on other content than the
+    checkpoint's tree), over the raw JSON: the commit path does not build the model."""
+    if (tree is not None and check.get("content") != tree) or check.get("fresh") is False:
+        return "stale"
+    ok = check.get("exit_code") == 0 and not check.get("timed_out") and not check.get("failing")
+    return "passed" if ok else "failed"
+
+
+def check_counts(checks: Iterable[Mapping[str, Any]], tree: Any = None) -> dict[str, int]:
+    """passed / failed / stale (and never attempted, filled in by the caller), counted from a checkpoint's checks."""
     counts = {"passed": 0, "failed": 0, "stale": 0}
     for check in checks:
-        if check.get("fresh") is False:
-            counts["stale"] += 1
-        elif check.get("exit_code") == 0 and not check.get("timed_out"):
-            counts["passed"] += 1
-        else:
-            counts["failed"] += 1
+        counts[check_state(check, tree)] += 1
     return counts
 
 
-def checks_line(checks: list[Mapping[str, Any]]) -> str:
-    """`0 passed, 1 failed, 0 stale — failing: a, b, c (+28 more)`."""
-    counts = check_counts(checks)
+def checks_line(checks: list[Mapping[str, Any]], tree: Any = None, never: int = 0) -> str:
+    """`0 passed, 1 failed, 0 stale — failing: a, b, c (+28 more)` (`, 2 never attempted` when any)."""
+    counts = check_counts(checks, tree)
     text = ", ".join(f"{n} {state}" for state, n in counts.items())
-    failing = [str(t) for c in checks if c.get("fresh") is not False for t in c.get("failing") or []]
+    text += f", {never} never attempted" if never else ""
+    failed = [c for c in checks if check_state(c, tree) == "failed"]
+    failing = [str(t) for c in failed for t in c.get("failing") or []]
     if not failing:
-        failing = [str(c.get("name")) for c in checks
-                   if c.get("fresh") is not False and (c.get("exit_code") != 0 or c.get("timed_out"))]
+        failing = [str(c.get("name")) for c in failed]
     room = MAX_LINE - len("checks: ")
     for shown in range(min(MAX_FAILING, len(failing)), 0, -1):  # as many ids as fit on the line, up to 3
         more = f" (+{len(failing) - shown} more)" if len(failing) > shown else ""

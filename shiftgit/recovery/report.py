@@ -13,8 +13,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shiftgit.git.handoff import check_counts
-from shiftgit.ledger.model import Check
+from shiftgit.ledger.checkstates import STATES, check_states
 from shiftgit.ledger.store import Store
 from shiftgit.recovery import steps
 
@@ -30,11 +29,10 @@ def document(store: Store, run: str) -> dict[str, Any]:
         "contract": {k: contract.get(k) for k in ("goal", "stop_when", "owner", "scope", "allow", "forbid", "accept",
                                                   "artifacts")},
         "timeline": [{"seq": p.seq, "at": p.at, "step": p.step or p.note or p.auto, "milestone": p.milestone,
-                      "checks": check_counts([c.to_dict() for c in _latest(p.checks)]),
+                      "checks": _counts(check_states(ledger, p)),
                       "failing": [t for c in p.checks for t in c.failing][:MAX_FAILING],
                       "spend": p.spend.to_dict(), "files": len(p.files)} for p in points.values()],
-        "checks": [_check(c) for c in _latest([*(ledger.checkpoint.checks if ledger.checkpoint else ()),
-                                               *ledger.pending_checks])],
+        "checks": [_check(e) for e in check_states(ledger)],
         "effects": [{"key": e.key, "kind": e.kind, "state": e.state, "reversibility": e.reversibility,
                      "result": e.result, "created_at": e.created_at, "updated_at": e.updated_at,
                      "history": [dict(h) for h in e.history]} for e in ledger.effects],
@@ -50,20 +48,14 @@ def document(store: Store, run: str) -> dict[str, Any]:
     }
 
 
-def _latest(checks: Sequence[Check]) -> list[Check]:
-    by_name: dict[str, Check] = {}
-    for check in checks:
-        by_name.pop(check.name, None)
-        by_name[check.name] = check
-    return list(by_name.values())
+def _counts(entries: list[dict[str, Any]]) -> dict[str, int]:
+    return {state: sum(1 for e in entries if e["state"] == state) for state in STATES}
 
 
-def _check(check: Check) -> dict[str, Any]:
-    state = ("stale" if check.fresh is False else "passed" if check.exit_code == 0 and not check.timed_out
-             else "failed")
-    return {"name": check.name, "state": state, "exit_code": check.exit_code, "started_at": check.started_at,
-            "duration_s": check.duration_s, "failing": list(check.failing[:MAX_FAILING]),
-            "argv": list(check.argv)}
+def _check(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A check's latest state (ledger/checkstates.py): passed, failed, stale or never_attempted."""
+    keep = ("name", "state", "exit_code", "at", "failing", "argv", "acceptance", "checkpoint")
+    return {k: (list(entry[k])[:MAX_FAILING] if k == "failing" else entry.get(k)) for k in keep}
 
 
 # -- Markdown -------------------------------------------------------------------------------------
@@ -85,7 +77,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
         step = _md(p["step"]) + (" **(milestone)**" if p["milestone"] else "")
         out.append(f"| {p['seq']} | {_md(p['at'])} | {step} | {counts or '—'} | {p['files']} |")
     out += ["", "## Checks (latest state)", ""]
-    out += [f"- {_md(k['name'])}: {k['state']} (exit {_md(k['exit_code'])}, started {_md(k['started_at'])})"
+    out += [f"- {_md(k['name'])}: {k['state']} (exit {_md(k['exit_code'])}, started {_md(k['at'])})"
             + (f"; failing {', '.join(_md(t) for t in k['failing'])}" if k["failing"] else "")
             for k in doc["checks"]] or ["- none recorded"]
     out += ["", "## Effects", ""]
