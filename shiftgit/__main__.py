@@ -10,7 +10,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) >= 2 and args[0] == "hook":
+    if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args[1:3]):
         from shiftgit.agents.events import AGENTS
 
         if args[1] in AGENTS:

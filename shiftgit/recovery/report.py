@@ -13,6 +13,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shiftgit.ledger.budgets import number
 from shiftgit.ledger.checkstates import STATES, check_states
 from shiftgit.ledger.store import Store
 from shiftgit.recovery import steps
@@ -119,7 +120,7 @@ def spend_lines(doc: Mapping[str, Any]) -> list[str]:
     for key, unit in (("tokens", "tokens"), ("cost", "cost"), ("minutes", "minutes")):
         used = spend.get(key, 0)
         limit = budgets.get(key)
-        lines.append(f"{unit}: {used:g} of {limit:g}" if limit else f"{unit}: {used:g} (no budget)")
+        lines.append(f"{unit}: {number(used)} of {number(limit)}" if limit else f"{unit}: {number(used)} (no budget)")
     return lines
 
 
