@@ -1,10 +1,12 @@
-"""refs/notes/shift: read notes, and write them compare-and-swap in git's 2-hex fanout layout.
+"""Notes refs (refs/notes/shift, refs/notes/shift-data): read notes, write them compare-and-swap in git's
+2-hex fanout layout. A handoff writes its human note and its machine record in ONE swap: the refs move
+together in one `update-ref --stdin` transaction (all or none), so a reader never sees one without the other.
 
 This runs on the commit path (a post-commit hook), so it imports no pygit2 and drives git's plumbing.
 A write costs four git processes: `cat-file --batch` (the tip, its root tree and only the fanout
 subtrees the write touches), `unpack-objects` (the new blobs and trees, sent as one pack built here;
-`mktree` would cost 4x as much, as it opens every loose subtree the root names), `commit-tree` and
-`update-ref REF NEW OLD`. A write of 100 texts or more first stores its blobs in one pack with
+`mktree` would cost 4x as much, as it opens every loose subtree the root names), `commit-tree` (one per
+ref) and `update-ref REF NEW OLD` (`update-ref --stdin` for several refs). A write of 100 texts or more first stores its blobs in one pack with
 `fast-import` (10,000 loose blobs would take seconds). A read costs one `cat-file --batch`.
 
 Layout: every note is written at `ab/cdef…`. Flat entries (`git notes add` writes them in small trees)
