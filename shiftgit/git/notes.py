@@ -3,11 +3,12 @@
 together in one `update-ref --stdin` transaction (all or none), so a reader never sees one without the other.
 
 This runs on the commit path (a post-commit hook), so it imports no pygit2 and drives git's plumbing.
-A write costs four git processes: `cat-file --batch` (the tip, its root tree and only the fanout
-subtrees the write touches), `unpack-objects` (the new blobs and trees, sent as one pack built here;
-`mktree` would cost 4x as much, as it opens every loose subtree the root names), `commit-tree` (one per
-ref) and `update-ref REF NEW OLD` (`update-ref --stdin` for several refs). A write of 100 texts or more first stores its blobs in one pack with
-`fast-import` (10,000 loose blobs would take seconds). A read costs one `cat-file --batch`.
+A write costs four git processes, plus a `commit-tree` per further ref: `cat-file --batch` (the tips,
+their root trees and only the fanout subtrees the write touches), `unpack-objects` (the new blobs and
+trees, sent as one pack built here; `mktree` would cost 4x as much, as it opens every loose subtree the
+root names), `commit-tree` and `update-ref REF NEW OLD` (`update-ref --stdin` for several refs). A write
+of 100 texts or more first stores its blobs in one pack with `fast-import` (10,000 loose blobs would
+take seconds). A read costs one `cat-file --batch`.
 
 Layout: every note is written at `ab/cdef…`. Flat entries (`git notes add` writes them in small trees)
 and deeper fanout (`ab/cd/ef…`, git's layout for huge trees) are read, and rewritten as 2-hex fanout
