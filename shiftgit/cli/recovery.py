@@ -253,10 +253,12 @@ def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool)
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.argument("span", metavar="[N | N..M]", required=False)
 @click.option("--stat", is_flag=True, help="Files and line counts only.")
-def diff_cmd(run_id: str | None, span: str | None, stat: bool) -> None:
+@json_option
+def diff_cmd(run_id: str | None, span: str | None, stat: bool, as_json: bool) -> None:
     """What a step changed: the diff between two checkpoints' snapshots (.shift/ left out).
 
-    N is the step checkpoint #N made (N-1..N); N..M spans several; nothing means the latest step.
+    N is the step checkpoint #N made (N-1..N; #0 is the commit the first checkpoint was made on);
+    N..M spans several; nothing means the latest step.
 
     \b
     Example:
@@ -271,6 +273,9 @@ def diff_cmd(run_id: str | None, span: str | None, stat: bool) -> None:
         run_id, span = None, run_id
     run = resolve(store, run_id)
     first, last, text = steps.diff(store, run, span, stat)
+    if as_json:
+        emit({"run": run, "from": first, "to": last, "diff": text})
+        return
     header = f"# shiftgit diff {run} #{first}..#{last}"
     click.echo(header + ("" if text.strip() else ": no change outside .shift/"))
     if text:

@@ -114,7 +114,8 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
     report = Report(name)
     from shiftgit.git.repair import repair
 
-    repair(repo.root, clean_env())  # notes a killed post-commit never wrote go out with the others
+    if repo.head() is not None:
+        repair(repo.root, clean_env())  # notes a killed post-commit never wrote go out with the others
     for attempt in range(retries + 1):
         report.attempts = attempt + 1
         _fetch(repo, name)

@@ -78,18 +78,23 @@ def last_green(store: Store, run: str) -> Checkpoint:
 
 
 def parse_span(text: str | None, latest: int) -> tuple[int, int]:
-    """`N` (N-1..N, the step N made), `N..M`, or nothing (the latest step)."""
+    """`N` (N-1..N, the step N made; 0 is the first checkpoint's base commit), `N..M`, or nothing (the latest step)."""
     try:
         if not text:
-            return max(latest - 1, 1), latest
+            return latest - 1, latest
         if ".." in text:
             left, right = text.split("..", 1)
             return int(left), int(right) if right else latest
         seq = int(text)
-        return max(seq - 1, 1), seq
+        return seq - 1, seq
     except ValueError:
         raise UsageError(f"{text!r} is not a checkpoint number or range; give N or N..M, e.g. `shiftgit diff 2..4`") \
             from None
+
+
+def _base_point(store: Store, base: str | None) -> Checkpoint:
+    tree = store.repo.git("rev-parse", f"{base}^{{tree}}").strip() if base else store.repo.empty_tree
+    return Checkpoint(id="base", seq=0, at="", tree=tree, base=base)
 
 
 def diff(store: Store, run: str, span: str | None, stat: bool = False) -> tuple[int, int, str]:
@@ -98,6 +103,9 @@ def diff(store: Store, run: str, span: str | None, stat: bool = False) -> tuple[
     if not known:
         raise UsageError(f"run {run!r} has no checkpoint yet; record one with `shiftgit checkpoint`")
     first, last = parse_span(span, max(known))
+    if first == 0 and 1 in known:  # the first step: from the commit the run started on
+        base = known[1].base
+        known = {0: _base_point(store, base), **known}
     missing = [seq for seq in (last, first) if seq not in known]
     if missing:
         have = ", ".join(f"#{s}" for s in known)
