@@ -54,3 +54,9 @@ class BudgetSpent(ShiftError):
     """A budget is spent: a new effect or service waits until `amend` raises it."""
 
     exit_code = 4
+
+
+class Fenced(ShiftError):
+    """A write refused: the run's owner lease is held elsewhere, or a newer owner epoch took the run over."""
+
+    exit_code = 4

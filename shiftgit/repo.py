@@ -17,6 +17,7 @@ EMPTY_TREES = {"sha1": EMPTY_TREE,
 ID_WIDTH = {"sha1": 40, "sha256": 64}
 SHIFT_DIR = ".shift"
 _FORMATS: dict[Path, str] = {}  # common dir -> object format (a Repo is a NamedTuple: no instance cache)
+_SIGNING: dict[Path, bool] = {}  # work tree -> whether the user's git config names a signing key
 # Variables a git hook inherits that must not leak into our own plumbing calls.
 HOOK_VARS = ("GIT_INDEX_FILE",)
 
@@ -144,8 +145,15 @@ class Repo(NamedTuple):
             entries.append(FileEntry(path_text(path), None if status == "D" else blob, status[0]))
         return entries
 
+    def signs(self) -> bool:
+        """The user signs commits (`user.signingkey`, gpg or ssh per `gpg.format`): shiftgit's own commits
+        (snapshots, ledger refs) are signed the same way."""
+        if self.root not in _SIGNING:
+            _SIGNING[self.root] = bool(self.git("config", "--get", "user.signingkey", check=False).strip())
+        return _SIGNING[self.root]
+
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
-        args = ["commit-tree", tree, "-m", message]
+        args = ["commit-tree", *(["-S"] if self.signs() else []), tree, "-m", message]
         for parent in parents:
             args += ["-p", parent]
         return self.git(*args, env=identity_env()).strip()

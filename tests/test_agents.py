@@ -181,7 +181,9 @@ def test_session_end_records_pending_evidence(fresh: Repo) -> None:
     assert fresh.sg("check", "--name", "again", "--", *FAIL).returncode == 1
     hook(fresh, "gemini", "session-end", payload(fresh, "SessionEnd", reason="exit"))
     point = fresh.ledger("demo")["checkpoint"]
-    assert point["seq"] == 2 and [c["name"] for c in point["checks"]] == ["again"]
+    checks = {c["name"]: c for c in point["checks"]}
+    assert point["seq"] == 2 and checks["again"]["checkpoint"] == 2  # the new evidence, the older carried beside it
+    assert all(c["checkpoint"] == 1 for name, c in checks.items() if name != "again")
 
 
 # -- failing open -----------------------------------------------------------------------------

@@ -198,6 +198,9 @@ def test_a_fresh_clone_resumes_from_the_tree_alone_and_makes_the_run_active(run_
     assert json.loads(other.sg("status", "--json").stdout)["active"] == "demo"  # discovery: the one active run
     assert not (other.path / ".git" / "shift" / "active").exists()
     code, report = _resume(other, "--no-run")  # no RUN: the only run in the repository
+    # the first clone's lease has not expired: a person decides; --take-over makes this clone the owner
+    assert (code, report["decision"]) == (4, "escalate") and "is held by" in report["reasons"][0]
+    code, report = _resume(other, "--no-run", "--take-over")
     assert (code, report["decision"]) == (0, "resume"), report["reasons"]
     assert '"reproduced in a clean clone"' in report["briefing"]
     assert run_repo.head()[:12] in report["briefing"]  # provenance: the commit that last touched the ledger
@@ -282,7 +285,7 @@ def test_a_fresh_clone_rebuilds_the_checkpoint_content_with_its_modes(run_repo: 
     tree = run_repo.ledger("demo")["checkpoint"]["tree"]
     other.write("README.md", "edited in the clone\n")  # so no tree this clone writes equals the checkpoint's
     assert other.run(["git", "cat-file", "-e", tree]).returncode != 0  # not sent by the clone
-    code, report = _resume(other, "demo", "--no-run")
+    code, report = _resume(other, "demo", "--no-run", "--take-over")  # the first clone's lease is still running
     assert other.run(["git", "cat-file", "-e", tree]).returncode == 0  # rebuilt from base + files, identical
     assert (code, report["changes"]["after_checkpoint"]) == (3, ["README.md"]), report["reasons"]
     os.remove(other.path / "README.md")

@@ -119,10 +119,14 @@ def test_machine_b_resumes_from_checkpoint_5_that_a_never_committed(after_a_died
     b.ok("sync")
     proc = b.sg("resume", "--no-run", "--json")
     report = json.loads(proc.stdout)
-    assert proc.returncode == 3 and report["decision"] == "rollback"  # its files are not here yet
+    # machine A's lease has not expired: a person decides (--take-over); its files are not here yet (--adopt)
+    assert proc.returncode == 4 and report["decision"] == "escalate"
+    assert "is held by" in report["reasons"][0] and "machine-a" in report["reasons"][0]
+    assert "shiftgit resume demo --take-over" in report["reasons"][0]
+    assert report["lease"]["held_elsewhere"] and report["lease"]["epoch"] == 1
     assert report["source"]["kind"] == "published" and report["source"]["seq"] == 5
     assert report["source"]["ref"] == "refs/shift-remote/origin/shift/ledgers/demo"
-    assert "shiftgit resume demo --adopt" in report["reasons"][0]
+    assert any("shiftgit resume demo --adopt" in reason for reason in report["reasons"])
     assert "calc.py" in {c["path"] for c in report["changes"]["uncommitted"]}  # what checkpoint #5 holds
     context = session_start(b)
     assert '"A step 5"' in context and "never edit tests/" in context
@@ -139,16 +143,17 @@ def test_b_adopts_checkpoint_5_keeps_its_own_edit_and_commits_through_the_gate(
     b.ok("sync")
     b.write("calc.py", b.read("calc.py") + "# B-ONLY-EDIT\n")
     old_ledger = b.ledger_path("demo").read_text()
-    proc = b.sg("resume", "demo", "--adopt", "--no-run", "--json")
+    proc = b.sg("resume", "demo", "--adopt", "--take-over", "--no-run", "--json")
     report = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr
     assert report["adopt"]["adopted"] and report["source"]["seq"] == 5
+    assert report["take_over"]["epoch"] == 2 and report["lease"]["here"]
     assert b.read("calc.py") == a.read("calc.py")
     assert b.ledger("demo")["checkpoint"]["step"] == "A step 5"
     rescue = report["adopt"]["rescue"]
     assert "# B-ONLY-EDIT" in b.git("show", f"{rescue}:calc.py")
     assert b.git("show", f"{rescue}:.shift/runs/demo/ledger.json") == old_ledger
-    assert b.git("rev-parse", "refs/shift/ledgers/demo").strip() == report["adopt"]["source"]["commit"]
+    assert b.git("rev-parse", "refs/shift/ledgers/demo^").strip() == report["adopt"]["source"]["commit"]
     again = json.loads(b.sg("resume", "demo", "--adopt", "--no-run", "--json").stdout)
     assert not again["adopt"]["adopted"] and "nothing to adopt" in again["adopt"]["detail"]
     assert b.commit("carry on from machine A's checkpoint #5").returncode == 0  # the gate accepts it

@@ -303,3 +303,20 @@ def test_a_spent_cost_budget_stops_new_effects_but_not_checks(run_repo: Repo, tm
     run_repo.ok("amend", "--cost-budget", "10", "--reason", "more work")
     run_repo.ok(*effect)
     assert marker.exists()
+
+
+# -- the merge driver ---------------------------------------------------------------------------------------
+
+def test_two_branches_resolutions_and_retirements_merge_by_id() -> None:
+    from shiftgit.ledger.merge import merge_ledgers
+    from shiftgit.ledger.model import Contract, Ledger
+
+    base = Ledger(run="demo", created_at="t0", updated_at="t0", contract=Contract(goal="g", stop_when="s")).to_dict()
+    ours, theirs = json.loads(json.dumps(base)), json.loads(json.dumps(base))
+    ours["resolved"] = [{"id": "r-1", "kind": "questions", "text": "a?", "reason": "no", "at": "t1", "checkpoint": 1}]
+    theirs["resolved"] = [{"id": "r-2", "kind": "blocked", "text": "b", "reason": "done", "at": "t2", "checkpoint": 1}]
+    ours["retired"] = [{"id": "t-1", "name": "e2e", "reason": "slow", "at": "t1", "checkpoint": None}]
+    merged = merge_ledgers(base, ours, theirs)
+    assert not merged.conflicts
+    assert [r["id"] for r in merged.document["resolved"]] == ["r-1", "r-2"]
+    assert merged.document["retired"][0]["name"] == "e2e"

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from shiftgit import textsafe
+from shiftgit import __version__, textsafe
 from shiftgit.ledger.store import Store
 
 if TYPE_CHECKING:
@@ -39,16 +39,19 @@ Logger = Callable[[str], None]
 
 def session_context(store: Store, run: str, *, agent: str | None = None, log: Logger | None = None,
                     limit: int = CONTEXT_LIMIT, resume: bool = False, shiftgit: str = "shiftgit",
-                    picked: str | None = None) -> str:
+                    picked: str | None = None, made_for: str | None = None) -> str:
     """Provenance header + briefing, at most `limit` characters (and the agent's byte limit, if it has one).
 
-    `shiftgit`: how the reader's shell runs shiftgit (agents/shell.py); `picked`: how discovery chose the run."""
+    `shiftgit`: how the reader's shell runs shiftgit (agents/shell.py); `picked`: how discovery chose the run;
+    `made_for`: the agent and version the briefing is produced for (agents/versions.py)."""
     from shiftgit.git.sources import newer_published
 
     newer = newer_published(store, run)  # another machine's (or worktree's) newer checkpoint is the one told
     header = provenance(store, run, newer)
     if picked:
         header += f"\nshiftgit {picked}."
+    if made_for:
+        header += f"\nProduced for {made_for} by shiftgit {__version__}."
     if resume:
         body = briefing(store, run, log=log, shiftgit=shiftgit)
     else:

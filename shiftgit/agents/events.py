@@ -15,5 +15,11 @@ EVENTS: dict[str, dict[str, str]] = {
     "claude": {"session-start": "brief", "stop": "gate", "pre-compact": "save", "session-end": "end"},
     "codex": {"session-start": "brief", "stop": "gate", "pre-compact": "save", "session-end": "end"},
     "gemini": {"session-start": "brief", "after-agent": "gate", "pre-compress": "ignore", "session-end": "end"},
+    "qwen": {"session-start": "brief", "stop": "gate", "pre-compact": "save", "session-end": "end"},
+    "copilot": {"session-start": "brief", "agent-stop": "gate", "session-end": "end"},
+    # OpenCode's plugin (agents/wiring.py): first model request, session.idle, session compacting
+    "opencode": {"session-start": "brief", "session-idle": "gate", "pre-compact": "save"},
+    # Aider's test command after each edit (agents/wiring.py): fails once per staleness with the reason
+    "aider": {"after-edit": "gate"},
 }
 AGENTS = tuple(EVENTS)

@@ -1,4 +1,5 @@
-"""`shiftgit hook <agent> <event>`: coding-agent hooks (Claude Code, Codex, Gemini CLI).
+"""`shiftgit hook <agent> <event>`: coding-agent hooks (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI,
+OpenCode's plugin).
 
 Each reads the agent's JSON on stdin and answers in that agent's format (agents/events.py says what
 each event does):
@@ -8,7 +9,8 @@ each event does):
   when the agent is already continuing because of a stop hook; a turn the gate lets end is counted;
 - save / end (pre-compact / session-end): record a checkpoint when something changed and the compacted
   conversation (agents/autosave.py); session end also closes the session's entry.
-They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log.
+They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log; so
+does an agent version whose major number shiftgit does not know (agents/versions.py).
 They never run a recorded command. The hot path (the gate) imports no click, jsonschema, pygit2 or
 ledger model: it reads the ledger's JSON (`Store.document`).
 """
@@ -52,7 +54,9 @@ def main(agent: str, args: list[str], *, stdin: IO[bytes] | None = None, stdout:
         known = "; ".join(f"{a}: {', '.join(e)}" for a, e in EVENTS.items())
         err.write(f"shiftgit: unknown agent hook {' '.join([agent, *args])!r} (known: {known})\n")
         return 1
-    payload, problem = parse_payload(_read(stdin))
+    payload, problem = parse_payload(b"" if agent == "aider" else _read(stdin))
+    if agent == "aider":  # a test command: no input; the hold is once per staleness for the repository
+        payload = payload._replace(session="aider", stop_hook_active=False)
     where = _workdir(payload, cwd)
     repo = _open_repo(where)
     if problem and repo is not None:
@@ -66,7 +70,7 @@ def main(agent: str, args: list[str], *, stdin: IO[bytes] | None = None, stdout:
             log(repo, agent, event, f"{exc!r}\n{traceback.format_exc()}")
         answer = None
     _write(out, render(agent, answer))
-    return 0
+    return 1 if agent == "aider" and answer is not None and answer.block is not None else 0
 
 
 def parse_payload(raw: bytes) -> tuple[Payload, str | None]:
@@ -79,7 +83,8 @@ def parse_payload(raw: bytes) -> tuple[Payload, str | None]:
         return Payload(), f"expected a JSON object, got {type(data).__name__}"
     from shiftgit.agents.sessions import session_id
 
-    session, cwd, transcript = data.get("session_id"), data.get("cwd"), data.get("transcript_path")
+    session, cwd = data.get("session_id", data.get("sessionId")), data.get("cwd")  # Copilot: camelCase
+    transcript = data.get("transcript_path", data.get("transcriptPath"))
     return Payload(
         session=session_id(session[:200]) if isinstance(session, str) and session else "unknown",
         cwd=cwd if isinstance(cwd, str) and cwd else None,
@@ -101,9 +106,16 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
     if pick is None or isinstance(pick, Answer):  # no run fits (a session start is told which runs there are)
         return pick
     run, note = pick
-    if kind == "brief":
-        return brief(store, run, agent, event, payload, note)
-    if kind == "gate":
+    if kind in ("brief", "gate"):
+        from shiftgit.agents.versions import detect
+
+        version = detect(agent)
+        if not version.known:
+            log(repo, agent, event, version.unknown_line())
+        if kind == "brief":
+            return brief(store, run, agent, event, payload, note, made_for=version.label())
+        if not version.known:  # fail open: an input or answer format shiftgit does not know never blocks
+            return None
         return end_of_turn(store, run, agent, payload)
     from shiftgit.agents import autosave, sessions
 
@@ -132,7 +144,8 @@ def _discover(store: Any, kind: str) -> tuple[str, str | None] | Answer | None:
     return pick.run, pick.note
 
 
-def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked: str | None = None) -> Answer:
+def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked: str | None = None,
+          made_for: str | None = None) -> Answer:
     """The briefing first (it quotes the ledger as committed), then the session joins the ledger."""
     from shiftgit.agents import sessions
     from shiftgit.agents.brief import session_context
@@ -140,7 +153,7 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked
     from shiftgit.errors import ShiftError
 
     context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m),
-                              shiftgit=shiftgit_command(store.repo), picked=picked)
+                              shiftgit=shiftgit_command(store.repo), picked=picked, made_for=made_for)
     try:
         sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript)
         sessions.start(store, run, agent, payload.session)
@@ -161,9 +174,14 @@ def end_of_turn(store: Any, run: str, agent: str, payload: Payload) -> Answer | 
 
 
 def render(agent: str, answer: Answer | None) -> str:
-    """The agent's own output format; empty (Gemini: `{}`) when there is nothing to say."""
+    """The agent's own output format; empty (Gemini: `{}`) when there is nothing to say. Aider's test
+    command prints the reason as text (and fails: `main`)."""
+    if agent == "aider":
+        return f"{answer.block}\n" if answer is not None and answer.block is not None else ""
     body: dict[str, Any] = {}
-    if answer is not None and answer.context is not None:
+    if answer is not None and answer.context is not None and agent == "copilot":  # Copilot CLI 1.0: top level
+        body = {"additionalContext": answer.context}
+    elif answer is not None and answer.context is not None:
         body = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": answer.context}}
     elif answer is not None and answer.block is not None:
         body = {"decision": "deny" if agent == "gemini" else "block", "reason": answer.block}

@@ -1,18 +1,24 @@
-"""`shiftgit init --agent claude|codex|gemini`: wire an agent's own hooks to `shiftgit hook ...`.
+"""`shiftgit init --agent NAME`: wire an agent's own hooks to `shiftgit hook ...`.
 
-Each agent's config is merged, never replaced: every other key and every other hook stays, and
-running it twice adds nothing. AGENTS.md gets one marked section pointing at shiftgit.
+Claude Code, Codex, Gemini CLI, Qwen Code and GitHub Copilot CLI take JSON hook configs (this module);
+OpenCode takes a plugin file and Aider the `.aider.conf.yml` lines that keep git's commit hooks on
+(agents/wiring.py). Each agent's config is merged, never replaced: every other key and every other hook
+stays, and running it twice adds nothing. AGENTS.md gets one marked section pointing at shiftgit.
+Nothing is written through a symbolic link (a hostile clone may commit `.claude -> /elsewhere`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftgit import textsafe
+from shiftgit.agents import wiring
 from shiftgit.errors import UsageError
 from shiftgit.ledger import written
 from shiftgit.ledger.store import write_atomic
@@ -26,6 +32,8 @@ class AgentConfig:
     timeout: int  # in the agent's unit (Claude, Codex: seconds; Gemini: milliseconds)
     timeouts: Mapping[str, int] = field(default_factory=dict)  # per event, where the agent imposes its own
     retired: tuple[str, ...] = ()  # events an older shiftgit wired and this one removes
+    flat: bool = False  # Copilot: event -> handlers (no matcher groups), the command under "bash"
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # top-level keys set when absent
 
 
 AGENTS: dict[str, AgentConfig] = {
@@ -39,7 +47,18 @@ AGENTS: dict[str, AgentConfig] = {
     "gemini": AgentConfig(".gemini/settings.json", {"SessionStart": "session-start", "AfterAgent": "after-agent",
                                                     "SessionEnd": "session-end"}, 30_000,
                           retired=("pre-compress",)),
+    # Qwen Code takes Claude Code's events and answers (timeouts in seconds); 0.24 adds "$version": 4 to a
+    # settings file without one at every start, which would leave the work tree dirty after each session
+    "qwen": AgentConfig(".qwen/settings.json", {"SessionStart": "session-start", "Stop": "stop",
+                                                "PreCompact": "pre-compact", "SessionEnd": "session-end"}, 30,
+                        defaults={"$version": 4}),
+    # Copilot CLI reads every .github/hooks/*.json: shiftgit keeps its own file there
+    "copilot": AgentConfig(".github/hooks/shiftgit.json", {"sessionStart": "session-start", "agentStop": "agent-stop",
+                                                           "sessionEnd": "session-end"}, 30, flat=True,
+                           defaults={"version": 1}),
 }
+JSON_AGENTS = tuple(AGENTS)
+ALL_AGENTS = (*JSON_AGENTS, *wiring.AGENTS)
 # What each agent needs before it runs the project's hooks (seen with Codex 0.171 and Gemini CLI 0.61).
 TRUST_STEPS: dict[str, tuple[str, ...]] = {
     "claude": ("Claude Code: `claude -p` runs the project's hooks as they are; interactive `claude` asks once "
@@ -58,6 +77,17 @@ TRUST_STEPS: dict[str, tuple[str, ...]] = {
         "(kept in ~/.gemini/trustedFolders.json). Headless `gemini -p` refuses an untrusted folder; "
         "`--skip-trust` runs without the project's hooks, GEMINI_CLI_TRUST_WORKSPACE=true runs with them.",
     ),
+    "qwen": (
+        "Qwen Code runs project hooks as they are unless folder trust is on (security.folderTrust.enabled); "
+        "then run `qwen` here once and trust the folder (kept in ~/.qwen/trustedFolders.json). `--safe-mode` "
+        "and `--bare` load no hooks.",
+    ),
+    "copilot": (
+        "Copilot CLI runs a repository's hooks only in a trusted folder: run `copilot` here once and trust "
+        "the folder (kept in trustedFolders, ~/.copilot/config.json); `copilot -p` needs `--trust-folder` "
+        "(or the folder trusted before).",
+    ),
+    **wiring.TRUST_STEPS,
 }
 AGENTS_MD = "AGENTS.md"
 MARK_BEGIN = "<!-- shiftgit:begin -->"
@@ -83,23 +113,45 @@ def command(agent: str, event: str) -> str:
 def preflight(repo: Repo, agents: Sequence[str]) -> None:
     """Raise the error `install` would raise for any of `agents`, writing nothing."""
     for agent in agents:
-        if agent not in AGENTS:
-            raise UsageError(f"unknown agent {agent!r}; use one of: {', '.join(AGENTS)}")
+        if agent not in ALL_AGENTS:
+            raise UsageError(f"unknown agent {agent!r}; use one of: {', '.join(ALL_AGENTS)}")
+        refuse_links(repo.root, AGENTS_MD)
+        if agent in wiring.AGENTS:
+            refuse_links(repo.root, wiring.AGENTS[agent])
+            wiring.preflight(repo.root, agent)
+            continue
         config = AGENTS[agent]
+        refuse_links(repo.root, config.path)
         merge_hooks(read_config(repo.root / config.path, config.path), agent, config)
+
+
+def refuse_links(root: Path, rel: str) -> None:
+    """Refuse `rel` when it or a directory on its way from the work tree's root is a symbolic link."""
+    path = root
+    for part in Path(rel).parts:
+        path = path / part
+        if path.is_symlink():
+            shown = path.relative_to(root).as_posix()
+            raise UsageError(f"refusing to write {rel}: {shown} is a symbolic link (to "
+                             f"{textsafe.quote(os.readlink(path), 120)}) and shiftgit writes agent config only "
+                             f"inside the work tree; nothing was written. Replace the link with a real "
+                             f"{'file' if path.name == Path(rel).name else 'directory'}, then rerun `shiftgit init`")
 
 
 def install(repo: Repo, agent: str) -> list[str]:
     """Merge shiftgit's hooks into the agent's config and point AGENTS.md at shiftgit. Idempotent."""
-    if agent not in AGENTS:
-        raise UsageError(f"unknown agent {agent!r}; use one of: {', '.join(AGENTS)}")
+    preflight(repo, [agent])
+    if agent in wiring.AGENTS:
+        lines = wiring.install(repo.root, agent)
+        return lines + [f"{agent}: trust: {step}" for step in TRUST_STEPS[agent]] + add_pointer(repo.root)
     config = AGENTS[agent]
     path = repo.root / config.path
     document = read_config(path, config.path)
     removed = retire_hooks(document, agent, config)
     added = merge_hooks(document, agent, config)
+    keys = merge_defaults(document, config)
     lines = []
-    if added or removed:
+    if added or removed or keys:
         write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
         written.remember(repo, [config.path])
     if added:
@@ -107,7 +159,10 @@ def install(repo: Repo, agent: str) -> list[str]:
     if removed:
         lines.append(f"{agent}: removed shiftgit's {', '.join(removed)} hook from {config.path}, which this "
                      "shiftgit no longer wires (see README, 'Agent integrations')")
-    if not added and not removed:
+    if keys:
+        lines.append(f"{agent}: set {', '.join(json.dumps(k) + ': ' + json.dumps(config.defaults[k]) for k in keys)} "
+                     f"in {config.path}, as {agent} would on its first run")
+    if not added and not removed and not keys:
         lines.append(f"{agent}: hooks already in {config.path}")
     if agent == "codex" and "$schema" in document:
         lines.append(f"{agent}: warning: {config.path} has a $schema key, which Codex rejects; remove it")
@@ -155,8 +210,16 @@ def merge_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> li
                              f"`shiftgit init --agent {agent}`")
         if any(_has_command(group, command(agent, name)) for group in groups):
             continue
-        groups.append({"hooks": [handler(agent, name, config)]})
+        entry = handler(agent, name, config)
+        groups.append(entry if config.flat else {"hooks": [entry]})
         added.append(event)
+    return added
+
+
+def merge_defaults(document: dict[str, Any], config: AgentConfig) -> list[str]:
+    """Set the top-level keys the agent would otherwise add itself; returns the keys set."""
+    added = [key for key in config.defaults if key not in document]
+    document.update({key: config.defaults[key] for key in added})
     return added
 
 
@@ -190,14 +253,18 @@ def _without(group: Any, text: str) -> Any:
 
 def handler(agent: str, event: str, config: AgentConfig) -> dict[str, Any]:
     native = next((name for name, ours in config.events.items() if ours == event), "")
-    entry: dict[str, Any] = {"type": "command", "command": command(agent, event),
-                             "timeout": config.timeouts.get(native, config.timeout)}
+    timeout = config.timeouts.get(native, config.timeout)
+    if config.flat:
+        return {"type": "command", "bash": command(agent, event), "timeoutSec": timeout}
+    entry: dict[str, Any] = {"type": "command", "command": command(agent, event), "timeout": timeout}
     if agent == "gemini":
         entry["name"] = f"shiftgit-{event}"
     return entry
 
 
 def _has_command(group: Any, text: str) -> bool:
+    if isinstance(group, dict) and isinstance(group.get("bash"), str):  # Copilot's flat handler
+        return text in group["bash"]
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return False
     return any(isinstance(h, dict) and isinstance(h.get("command"), str) and text in h["command"]
@@ -225,4 +292,5 @@ def config_snippet(agent: str) -> dict[str, Any]:
     """The hooks shiftgit installs for `agent`, as a standalone config (the files under hooks/)."""
     document: dict[str, Any] = {}
     merge_hooks(document, agent, AGENTS[agent])
+    merge_defaults(document, AGENTS[agent])
     return document

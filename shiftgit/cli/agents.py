@@ -29,9 +29,11 @@ def hook(names: tuple[str, ...]) -> None:
 
     \b
     Git hooks:   shiftgit hook pre-commit|commit-msg|post-commit|post-rewrite|post-merge|pre-push
-    Agent hooks: shiftgit hook claude session-start|stop|pre-compact|session-end
-                 shiftgit hook codex session-start|stop|pre-compact|session-end
+    Agent hooks: shiftgit hook claude|codex|qwen session-start|stop|pre-compact|session-end
                  shiftgit hook gemini session-start|after-agent|session-end
+                 shiftgit hook copilot session-start|agent-stop|session-end
+                 shiftgit hook opencode session-start|session-idle|pre-compact  (its plugin calls them)
+                 shiftgit hook aider after-edit  (Aider's test command: exit 1 once with the reason)
     Agent hooks read the agent's JSON on stdin and fail open. (`hook gemini pre-compress`, which
     an older shiftgit wired, is accepted and does nothing: Gemini CLI fires it before every request.)
 

@@ -152,7 +152,11 @@ def service_start(name: str, port: int | None, cwd: str, run: str | None, as_jso
 
     store = _store()
     argv = command_argv(command, "service start")
-    record, warnings = services.start(store, resolve(store, run), name, argv, port=port, cwd=cwd)
+    run_id = resolve(store, run)
+    from shiftgit.runs.lease import guard
+
+    guard(store, run_id)  # a fenced process never starts a service (exit 4)
+    record, warnings = services.start(store, run_id, name, argv, port=port, cwd=cwd)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     if as_json:

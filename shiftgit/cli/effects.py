@@ -67,7 +67,11 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
     store = _store()
     spec = effects.EffectInput(argv=command_argv(command, "effect run"), **fields)
     echo = None if quiet or as_json else evidence.stdout_binary()
-    outcome = effects.run_effect(store, resolve(store, run), spec, echo=echo)
+    run_id = resolve(store, run)
+    from shiftgit.runs.lease import guard
+
+    guard(store, run_id)  # a fenced process never starts an effect (exit 4)
+    outcome = effects.run_effect(store, run_id, spec, echo=echo)
     record = outcome.effect
     if as_json:
         emit({**effects.view(record), "ran": outcome.ran})

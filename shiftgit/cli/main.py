@@ -80,8 +80,8 @@ def cli() -> None:
 
 
 COMMANDS: tuple[click.Command, ...] = (
-    setup.init, runs.start, runs.check, runs.checkpoint, reports.status, reports.show, reports.validate,
-    runs.constraint, runs.amend, runs.stop, runs.finish, runs.accept, setup.demo,
+    setup.init, setup.doctor, runs.start, runs.check, runs.checkpoint, reports.status, reports.show,
+    reports.validate, runs.constraint, runs.amend, runs.stop, runs.finish, runs.accept, setup.demo,
     effects.effect, approvals.approval, approvals.service,
     sync.merge_driver, sync.sync_command,
     recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,

@@ -30,23 +30,34 @@ verbose_option = click.option("-v", "--verbose", is_flag=True,
               help="Run each check N times; results that differ between runs make it flaky.")
 @click.option("--expect-sha256", "pins", multiple=True, metavar="HEX",
               help="Run a command with this digest without trust (CI pinning; repeatable).")
+@click.option("--chain", is_flag=True, help="Check the run's checkpoint chain (digests, owner epochs, "
+              "signatures) across the ledger, its git history, its ledger refs and notes; rerun nothing.")
 @verbose_option
 @json_option
-def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], verbose: bool, as_json: bool) -> None:
+def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], chain: bool, verbose: bool,
+               as_json: bool) -> None:
     """Rerun the latest checkpoint's checks as recorded, compare with the record, report drift.
 
     Exit 0 reproduced (or nothing to run), 1 mismatch, 3 refused: a command not trusted in this clone.
     A line per check and its time goes to stderr as it runs (with -v, the check's own output too).
+    With --chain: exit 0 when the chain holds, 1 naming the first checkpoint that breaks it.
 
     \b
     Example:
       shiftgit verify --repeat 3
       shiftgit verify fix-login --json --expect-sha256 3f5a...e1
+      shiftgit verify --chain fix-login
     """
+    store = _store()
+    if chain:
+        from shiftgit.recovery import chainverify
+
+        found = chainverify.verify_chain(store, resolve(store, run_id))
+        emit(found) if as_json else click.echo(terminal(chainverify.text(found)))
+        sys.exit(chainverify.exit_code(found))
     from shiftgit.cli.progress import CheckProgress
     from shiftgit.recovery import verify as core
 
-    store = _store()
     run = resolve(store, run_id)
     report = core.verify(store, run, repeat=repeat, pinned=_pins(pins), progress=CheckProgress(verbose))
     _verified(store, run, report)
@@ -71,33 +82,40 @@ def _verified(store: Any, run: str, report: Any) -> None:
 @click.option("--no-run", "no_run", is_flag=True, help="Decide from the record alone; rerun no checks.")
 @click.option("--adopt", is_flag=True, help="First restore a newer published ledger (another machine's "
               "checkpoint) and its files; what they replace is kept under refs/shift/rescue/.")
+@click.option("--take-over", "take_over", is_flag=True, help="Start a new owner epoch here (recorded in the "
+              "ledger and published): the old holder's writes are refused from then on.")
 @click.option("--context", "with_context", is_flag=True,
               help="Append the run's saved conversation (`shiftgit context show`) to the briefing.")
 @verbose_option
 @json_option
-def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, with_context: bool, verbose: bool,
+def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, take_over: bool, with_context: bool, verbose: bool,
                as_json: bool) -> None:
     """Inspect, re-verify, decide resume / rollback / escalate, brief; make the run active here.
 
     It decides from the newest record of the run: this work tree's ledger, or a checkpoint another
     machine published (fetched by `shiftgit sync`), and says which. Exit 0 resume, 3 rollback,
-    4 escalate. A line per rerun check and its time goes to stderr (with -v, its output too).
+    4 escalate (also while another machine or work tree holds the run's lease: --take-over takes it).
+    A line per rerun check and its time goes to stderr (with -v, its output too).
 
     \b
     Example:
       shiftgit resume --json
       shiftgit resume fix-login --no-run --context
       shiftgit sync && shiftgit resume fix-login --adopt
+      shiftgit sync && shiftgit resume fix-login --adopt --take-over
     """
     from shiftgit.cli.progress import CheckProgress
     from shiftgit.recovery import resume as core
     from shiftgit.recovery import takeover
 
     store = _store()
-    report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, progress=CheckProgress(verbose))
+    report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, take_over=take_over,
+                         progress=CheckProgress(verbose))
     _verified(store, report["run"], report.get("verify"))
     if report.get("picked"):
         click.echo(f"shiftgit: {report['picked']}", err=True)
+    if report.get("take_over"):
+        click.echo(f"shiftgit: {_taken_text(report['take_over'])}", err=True)
     if report.get("adopt"):
         click.echo(f"shiftgit: {takeover.adopt_text(report['adopt'])}", err=True)
     if not with_context:
@@ -110,6 +128,13 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, with_context: bool
         text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
         click.echo(terminal(f"{core.text(report)}\n\n{text}"))
     sys.exit(core.exit_code(report))
+
+
+def _taken_text(taken: dict[str, Any]) -> str:
+    from shiftgit.git.fence import holder_text
+
+    line = f"took over as owner epoch {taken['epoch']} (from {holder_text(taken['from'])})"
+    return line + (f"; {taken['published']}" if taken.get("published") else "; no publish remote: not pushed")
 
 
 def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:
@@ -205,7 +230,7 @@ def rollback_cmd(args: tuple[str, ...], to_seq: int | None, last_green: bool, ye
               help="Trust commands holding control characters too (read their escaped form first).")
 @json_option
 def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool) -> None:
-    """Approve the run's recorded commands (checks and effect probes) for this clone, so they may run.
+    """Approve the run's recorded commands (checks, acceptance, inspect, escalate-when, probes) for this clone.
 
     Shows who recorded them, then each command: its kind, name, cwd and sha256, and one argument
     per line, quoted, with every control character escaped. A command holding a control character

@@ -82,6 +82,7 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
     A check's latest result is carried from checkpoint to checkpoint until it is rerun or retired.
+    Exit 4, nothing run, when another place holds the run's lease or took the run over.
     With --json the recorded check is printed on stdout as JSON (the command's output goes to stderr).
 
     \b
@@ -185,6 +186,9 @@ def accept(run_id: str | None, quiet: bool, as_json: bool) -> None:
 @json_option
 def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
     """Record the state at a step boundary: files (from git), evidence, next action, open items.
+
+    Exit 4, nothing written, when another place holds the run's lease or took the run over
+    (`shiftgit resume RUN --take-over` makes this place the owner).
 
     \b
     Example:

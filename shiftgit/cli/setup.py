@@ -15,7 +15,8 @@ from shiftgit.cli.common import store as _store
 @click.command()
 @click.option("--hooks", type=click.Choice(["git", "pre-commit", "none"]), default="git", show_default=True,
               help="Install plain git hooks, add shiftgit to .pre-commit-config.yaml, or install none.")
-@click.option("--agent", "agents", multiple=True, type=click.Choice(["claude", "codex", "gemini"]),
+@click.option("--agent", "agents", multiple=True,
+              type=click.Choice(["claude", "codex", "gemini", "qwen", "copilot", "opencode", "aider"]),
               help="Also wire an agent's own hooks (repeatable).")
 @click.option("--publish", "remote", metavar="REMOTE",
               help="Push every checkpoint to REMOTE in the background (\"publish\" in .shift/config.json).")
@@ -68,6 +69,34 @@ def _offer_publish(store: Any, remote: str | None, interactive: bool) -> list[st
                      default=False):
         return [publish.set_remote(store, offered)]
     return []
+
+# -- doctor ------------------------------------------------------------------------------------
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@click.option("--no-timing", is_flag=True, help="Skip timing the agent hooks (a scratch repository, a few seconds).")
+def doctor(as_json: bool, no_timing: bool) -> None:
+    """Check that shiftgit works here: git hooks, notes and publish config, and for each wired agent its hooks,
+    `shiftgit` on its PATH, its trust settings and the hook log; times each agent hook once.
+
+    Every finding names the command that fixes it. Exit 0 when all is well, 1 when something is wrong.
+
+    \b
+    Example:
+      shiftgit doctor
+      shiftgit doctor --json
+    """
+    from shiftgit.agents import doctor as checkup
+    from shiftgit.cli.common import emit
+    from shiftgit.repo import Repo
+
+    report = checkup.run(Repo.open("."), timings=not no_timing)
+    if as_json:
+        emit(report)
+    else:
+        for line in checkup.render(report):
+            click.echo(line)
+    sys.exit(0 if report["ok"] else 1)
 
 # -- demo ------------------------------------------------------------------------------------
 

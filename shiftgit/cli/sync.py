@@ -78,6 +78,8 @@ def sync_command(remote: str | None, as_json: bool) -> None:
         click.echo(f"  {ref}: {how}")
     if report.pushed:
         click.echo(f"  pushed {', '.join(report.pushed)}")
+    for line in report.fenced.values():
+        click.echo(f"shiftgit: not pushed: {line}", err=True)
     for ref, found in sorted(report.refused.items()):
         what = ", ".join(f"{textsafe.one_line(f['path'])} ({f['rule']})" for f in found[:5])
         click.echo(f"shiftgit: not pushed: {ref} holds what looks like a secret: {what}; drop the ref "

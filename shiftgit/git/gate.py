@@ -39,6 +39,8 @@ class Staging(NamedTuple):
     config: Mapping[str, Any]  # .shift/config.json as staged
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
+    newest_claim: Any = None  # git/fence.Claim: the newest owner epoch the active run's ledger refs carry
+    published: bytes | None = None  # the active run's ledger as its checkpoint committed it (refs/shift/ledgers/)
 
 
 class Problem(NamedTuple):
@@ -71,6 +73,9 @@ def judge(staging: Staging) -> list[Problem]:
             problems += _fresh_checks(staging, point)
     for run, ledger in sorted(staging.ledgers.items()):
         problems += _nothing_dropped(ledger, docs.get(run))
+        problems += _chain_kept(ledger, docs.get(run), staging.published if run == staging.run else None)
+    if isinstance(document, Mapping):
+        problems += _not_fenced(staging, document)
     return sorted(problems, key=lambda p: p.rule)
 
 
@@ -229,6 +234,53 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
                        "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
 
 
+def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[Problem]:
+    """The staged ledger's chain holds and extends HEAD's, and its checkpoint is the one `checkpoint` committed
+    to the run's ledger ref (ledger/chain.py); nothing is rewritten here."""
+    from shiftgit.ledger.chain import extends, same_as_published
+
+    if not ledger.changed or not isinstance(document, Mapping):
+        return []
+    breaks = extends(_json_or_empty(ledger.head), document) + same_as_published(_json_or_empty(published), document)
+    if not breaks:
+        return []
+    return [Problem(5, f"{ledger.path}: the checkpoint chain is broken (a rewritten, dropped or inserted "
+                       "checkpoint, or a forged owner epoch)", tuple(b.line() for b in breaks),
+                    (f"put the ledger back as shiftgit wrote it (`git show HEAD:{ledger.path}`, or the run's "
+                     f"`refs/shift/ledgers/{ledger.run}`), then git add {ledger.path}",
+                     f"shiftgit verify --chain {ledger.run} names every break"))]
+
+
+def _json_or_empty(data: bytes | None) -> Mapping[str, Any]:
+    try:
+        document = json.loads(data) if data is not None else {}
+    except ValueError:
+        return {}
+    return document if isinstance(document, Mapping) else {}
+
+
+def _not_fenced(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
+    """Rule 9: a holder of an older owner epoch commits nothing once it can see the newer one."""
+    return _fenced(staging.run, document, staging.newest_claim)
+
+
+def fenced_ledger(ledger: Ledger, claim: Any) -> list[Problem]:
+    """Rule 9 for a staged ledger of a run that is not active here (the hook has no active run)."""
+    if claim is None or not ledger.changed or ledger.staged is None:
+        return []
+    return _fenced(ledger.run, _json_or_empty(ledger.staged), claim)
+
+
+def _fenced(run: str, document: Mapping[str, Any], claim: Any) -> list[Problem]:
+    lease = document.get("lease")
+    epoch = lease.get("epoch") if isinstance(lease, Mapping) else None
+    mine = epoch if isinstance(epoch, int) else 0
+    if claim is None or claim.epoch <= mine or mine == 0:
+        return []
+    return [Problem(9, f"run {run} was taken over: {claim.describe()}; this ledger holds owner epoch {mine}",
+                    (run,), (f"stop writing to run {run} here; `shiftgit resume {run}` shows the newer record",))]
+
+
 # -- rule 6: every staged path lies in the run's scope ----------------------------------------------
 
 def _in_scope(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
@@ -262,8 +314,9 @@ def _fresh_checks(staging: Staging, point: Mapping[str, Any]) -> list[Problem]:
     if stale:
         fixes = tuple(f"shiftgit check --run {run} --name {shlex.quote(str(c.get('name')))} -- "
                       f"{shlex.join(str(a) for a in c.get('argv') or [])}" for c in stale)
+        retire = f"shiftgit check --run {run} --retire NAME --reason R   (a check that no longer applies)"
         problems.append(Problem(7, "check(s) did not run against the checkpointed content",
-                                tuple(str(c.get("name")) for c in stale), (*fixes, checkpoint_fix(run))))
+                                tuple(str(c.get("name")) for c in stale), (*fixes, retire, checkpoint_fix(run))))
     unstaged = [p for p, blob in _recorded(point).items() if staging.paths.get(p, "absent") != blob]
     if unstaged:
         paths = tuple(sorted(unstaged))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import gate, handoff
+from shiftgit.git import fence, gate, handoff
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.view import Objects
@@ -100,7 +100,15 @@ def _scan_ledgers(ctx: Context) -> int:
     if problems:
         ctx.say(gate.render_secrets(problems))
         return 1
+    fenced = [p for ledger in ledgers for p in gate.fenced_ledger(ledger, _claim(ctx, ledger.run))]
+    if fenced:
+        ctx.say(gate.render(gate.Staging(fenced[0].details[0], None, {}, {}, {}), fenced))
+        return 1
     return 0
+
+
+def _claim(ctx: Context, run: str) -> fence.Claim | None:
+    return fence.newest(lambda *argv: gitview.git(ctx.root, ctx.env, *argv), run)
 
 
 def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
@@ -114,11 +122,24 @@ def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
         touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
         ledgers = _ledgers(objects, run, touched)
-        config = objects.read([f":{gitview.CONFIG}"])[0]
+        config, published = objects.read([f":{gitview.CONFIG}", f"{fence.LEDGERS}{run}:ledger.json"])
+        claim = _claims(objects, run, gitview.parse_config(config)) if paths else None
     worktree = ctx.root / gitview.ledger_path(run)
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
                         validated=frozenset(validated.known(gitdir)),
-                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None)
+                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None, newest_claim=claim,
+                        published=published)
+
+
+def _claims(objects: Objects, run: str, config: Mapping[str, object]) -> fence.Claim | None:
+    """The newest owner epoch on this clone's ledger ref and the publish remote's fetched copy (same batch)."""
+    refs = [f"{fence.LEDGERS}{run}"]
+    remote = config.get("publish")
+    if isinstance(remote, str) and remote:
+        refs.append(f"{fence.TRACKING}{remote}/shift/ledgers/{run}")
+    found = [fence.claim_of_commit(ref, data) for ref, data in zip(refs, objects.read(refs), strict=True)]
+    claims = [c for c in found if c is not None]
+    return max(claims, key=lambda c: c.epoch) if claims else None
 
 
 def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) -> dict[str, gate.Ledger]:

@@ -52,14 +52,17 @@ class Tip(NamedTuple):
 def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -> str | None:
     """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes."""
     ref = ref_name(run)
-    seq = seq_of(_json(data))
+    document = _json(data)
+    seq = seq_of(document)
     blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
     tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
     import socket  # here: reading tips (the briefing) needs neither socket nor random
 
     host = socket.gethostname()
+    from shiftgit.git.fence import trailers
+
     message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
-               + (f"Shift-Clone: {clone}\n" if clone else ""))
+               + (f"Shift-Clone: {clone}\n" if clone else "") + trailers(document.get("lease")))
     for attempt in range(RETRIES + 1):
         tip = repo.git("for-each-ref", "--format=%(objectname) %(tree)", ref).split()  # [commit, tree] or []
         previous = tip[0] if tip else None
@@ -112,12 +115,23 @@ def seq_of(document: dict[str, object]) -> int:
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
 
 
+def epoch_of(document: dict[str, object]) -> int:
+    """The owner epoch a ledger document's lease holds; 0 when it has no lease (runs/lease.py)."""
+    lease = document.get("lease")
+    epoch = lease.get("epoch") if isinstance(lease, dict) else None
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else 0
+
+
+def lease_of(data: bytes) -> object:
+    return _json(data).get("lease")
+
+
 def newer_tree(repo: Repo, mine: str, theirs: str) -> str:
-    """For a merge of two diverged ledger refs: the tree of the side whose ledger is newer (seq, then time)."""
-    def rank(commit: str) -> tuple[int, str]:
+    """For a merge of two diverged ledger refs: the tree of the side whose ledger is newer (epoch, seq, time)."""
+    def rank(commit: str) -> tuple[int, int, str]:
         document = _json(repo.show(f"{commit}:{FILE}") or b"")
         point = document.get("checkpoint")
-        return seq_of(document), str(point.get("at") if isinstance(point, dict) else "")
+        return epoch_of(document), seq_of(document), str(point.get("at") if isinstance(point, dict) else "")
 
     winner = theirs if rank(theirs) > rank(mine) else mine
     return repo.git("rev-parse", f"{winner}^{{tree}}").strip()

@@ -93,6 +93,8 @@ def publish(repo: Repo, remote: str) -> dict[str, Any]:
             return record(repo, remote, "error", str(exc))
         pushed = report.pushed
         detail = f"pushed {', '.join(pushed)}" if pushed else "the remote already had everything"
+        if report.fenced:  # taken over elsewhere: this clone's later record of those runs stays here
+            detail += "; not pushed: " + "; ".join(report.fenced.values())
         return record(repo, remote, "ok", detail, pushed=pushed, attempts=report.attempts)
 
 

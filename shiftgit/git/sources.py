@@ -36,6 +36,7 @@ class Source(NamedTuple):
     author: str | None = None
     committed_at: str | None = None
     ours: bool = True         # recorded by this clone
+    epoch: int = 0            # the owner epoch its lease holds (a newer owner's record wins over a longer one)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "seq": self.seq, "host": self.host, "at": self.at, "ref": self.ref,
@@ -92,7 +93,7 @@ def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes
         working = None
     if working is not None:
         found.append(Source("committed" if working == committed else "working", _seq(working), _at(working),
-                            working, committed_seq))
+                            working, committed_seq, epoch=_epoch(working)))
     for tip in tips:
         answer = published.get(tip.ref)
         if answer is None:
@@ -100,19 +101,20 @@ def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes
         data = answer[2]
         found.append(Source("published", _seq(data), _at(data), data, committed_seq, ref=tip.ref, commit=tip.commit,
                             host=tip.host, clone=tip.clone, remote=tip.remote, author=tip.author,
-                            committed_at=tip.committed_at, ours=tip.clone is None or tip.clone == clone))
+                            committed_at=tip.committed_at, ours=tip.clone is None or tip.clone == clone,
+                            epoch=_epoch(data)))
     return found
 
 
 def newest(store: Store, run: str) -> Source | None:
-    """The newest record by checkpoint seq; on a tie the work tree's file, then this clone's own ref."""
+    """The newest record by owner epoch, then checkpoint seq; on a tie the work tree's file, then this clone's ref."""
     return pick(candidates(store, run))
 
 
 def pick(found: list[Source]) -> Source | None:
     if not found:
         return None
-    return max(found, key=lambda s: (s.seq, PREFERENCE[s.kind], s.remote is None))
+    return max(found, key=lambda s: (s.epoch, s.seq, PREFERENCE[s.kind], s.remote is None))
 
 
 def newer_published(store: Store, run: str) -> Source | None:
@@ -124,6 +126,11 @@ def newer_published(store: Store, run: str) -> Source | None:
 def _seq(data: bytes | None) -> int:
     document = _document(data)
     return ledgerref.seq_of(document) if document is not None else 0
+
+
+def _epoch(data: bytes | None) -> int:
+    document = _document(data)
+    return ledgerref.epoch_of(document) if document is not None else 0
 
 
 def _at(data: bytes | None) -> str | None:

@@ -23,11 +23,12 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import handoff, ledgerref, secretscan
+from shiftgit.git import fence, handoff, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes, write_notes
@@ -91,11 +92,12 @@ class Report:
     snapshots: dict[str, str] = field(default_factory=dict)  # ref -> fast-forward | merged
     pushed: list[str] = field(default_factory=list)
     refused: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # ref -> [{path, rule}]: a secret
+    fenced: dict[str, str] = field(default_factory=dict)  # run -> why its refs stay here: taken over elsewhere
 
     def to_dict(self) -> dict[str, Any]:
         return {"remote": self.remote, "attempts": self.attempts, "notes": {"result": self.notes, "added": self.added,
                 "merged": self.merged, "total": self.total}, "snapshots": self.snapshots, "pushed": self.pushed,
-                "refused": self.refused}
+                "refused": self.refused, "fenced": self.fenced}
 
 
 def default_remote(repo: Repo) -> str:
@@ -139,7 +141,8 @@ def _merge_all(repo: Repo, remote: str, report: Report) -> bool:
     if outcome is None:
         return False
     report.notes = outcome
-    for ref, how in _merge_snapshots(repo, remote).items():
+    report.fenced = fenced_runs(repo, remote)
+    for ref, how in _merge_snapshots(repo, remote, report.fenced).items():
         report.snapshots[ref] = how
     report.snapshots.update(_adopt(repo, remote))
     return True
@@ -201,7 +204,20 @@ def _merged_notes_tree(repo: Repo, ref: str, local: str, theirs: str, report: Re
             repo.git("update-ref", "-d", name, check=False)
 
 
-def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
+def fenced_runs(repo: Repo, remote: str) -> dict[str, str]:
+    """Runs whose ledger ref here carries an older owner epoch than the remote's: they were taken over there,
+    and nothing this clone recorded for them since may land on the remote (runs/lease.py)."""
+    found = {}
+    for name in _refs(repo, ledgerref.LEDGERS):
+        claims = fence.claims(repo.git, name)
+        mine = max((c.epoch for c in claims if c.ref == ledgerref.LEDGERS + name), default=0)
+        theirs = [c for c in claims if c.ref.startswith(f"{TRACKING}/{remote}/") and c.epoch > mine]
+        if theirs:
+            found[name] = fence.fenced_line(name, mine, max(theirs))
+    return found
+
+
+def _merge_snapshots(repo: Repo, remote: str, fenced: Mapping[str, str]) -> dict[str, str]:
     """Snapshot refs both sides have: fast-forward to theirs, or keep both histories in a merge commit."""
     prefix = f"{TRACKING}/{remote}/shift/"
     theirs = _refs(repo, prefix)
@@ -215,10 +231,14 @@ def _merge_snapshots(repo: Repo, remote: str) -> dict[str, str]:
             if _swap(repo, ref, other, mine):
                 done[ref] = "fast-forward"
             continue
+        if name.split("/", 1)[-1] in fenced and name.startswith(("ledgers/", "snapshots/")):
+            continue  # taken over elsewhere: what this clone recorded since stays here, unmerged and unpushed
         tree = repo.git("rev-parse", f"{mine}^{{tree}}").strip()
+        message = f"shiftgit sync: keep both histories of {ref}"
         if ref.startswith(ledgerref.LEDGERS):  # two machines checkpointed one run: the newer ledger on top
             tree = ledgerref.newer_tree(repo, mine, other)
-        commit = repo.commit_tree(tree, [mine, other], f"shiftgit sync: keep both histories of {ref}")
+            message += "\n\n" + fence.trailers(ledgerref.lease_of(repo.show(f"{tree}:{ledgerref.FILE}") or b""))
+        commit = repo.commit_tree(tree, [mine, other], message.rstrip("\n"))
         if _swap(repo, ref, commit, mine):
             done[ref] = "merged"
     return done
@@ -232,10 +252,14 @@ def _adopt(repo: Repo, remote: str) -> dict[str, str]:
     return {ref: "fetched" for ref, oid in theirs.items() if ref.startswith(CARRIED) and _swap(repo, ref, oid, None)}
 
 
-def push_refs(repo: Repo, remote: str) -> tuple[list[str], dict[str, list[dict[str, str]]]]:
-    """The refspecs to push (notes, and every `refs/shift/*` ref that leaks nothing), and the refs refused."""
+def push_refs(repo: Repo, remote: str,
+              fenced: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, list[dict[str, str]]]]:
+    """The refspecs to push (notes and records, and every `refs/shift/*` ref that leaks nothing and whose run
+    was not taken over elsewhere), and the refs refused."""
     specs = [f"{ref}:{ref}" for ref in (NOTES_REF, DATA_REF) if repo.ref(ref)]
-    refs = [SNAPSHOTS + name for name in _refs(repo, SNAPSHOTS)]
+    held = fenced if fenced is not None else fenced_runs(repo, remote)
+    refs = [SNAPSHOTS + name for name in _refs(repo, SNAPSHOTS)
+            if not (name.startswith(("ledgers/", "snapshots/")) and name.split("/", 1)[-1] in held)]
     refused = secretscan.refused_refs(repo, refs, remote, TRACKING)
     specs += [f"{ref}:{ref}" for ref in refs if ref not in refused]
     return specs, {ref: [w.to_dict() for w in found] for ref, found in refused.items()}
@@ -243,7 +267,7 @@ def push_refs(repo: Repo, remote: str) -> tuple[list[str], dict[str, list[dict[s
 
 def _push(repo: Repo, remote: str, report: Report) -> bool:
     """Push without force; True when any ref was rejected (the caller starts again from the fetch)."""
-    specs, report.refused = push_refs(repo, remote)
+    specs, report.refused = push_refs(repo, remote, report.fenced)
     if not specs:
         return False
     argv = ["push", "--porcelain", "--no-verify", remote, *specs]

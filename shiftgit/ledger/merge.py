@@ -271,10 +271,22 @@ def merge_ledgers(base: Mapping[str, Any] | None, ours: Mapping[str, Any], their
     out["checkpoint"], out["history"] = _checkpoints(o, t)
     out["pending_checks"] = _pending(m, old.get("pending_checks", []), o, t, out["checkpoint"])
     out["spend"] = _spend(old.get("spend") if b is not None else None, o.get("spend", {}), t.get("spend", {}))
+    if "lease" in o or "lease" in t:
+        out["lease"] = _lease(o.get("lease"), t.get("lease"))
     return MergeResult(out, tuple(m.conflicts))
 
 
-_SPECIAL = ("checkpoint", "history", "pending_checks", "spend", "status", "stop", "receipt", "contract")
+_SPECIAL = ("checkpoint", "history", "pending_checks", "spend", "status", "stop", "receipt", "contract", "lease")
+
+
+def _lease(ours: Any, theirs: Any) -> Any:
+    """The owner lease: the newer epoch's (then the later renewal), with every epoch either side recorded."""
+    sides = [side for side in (ours, theirs) if isinstance(side, dict)]
+    if len(sides) < 2:
+        return sides[0] if sides else None
+    winner = max(sides, key=lambda side: (side.get("epoch") or 0, str(side.get("renewed_at") or "")))
+    epochs = {e.get("epoch"): e for side in sides for e in side.get("epochs") or [] if isinstance(e, dict)}
+    return {**winner, "epochs": [epochs[k] for k in sorted(epochs, key=lambda k: k or 0)]}
 
 
 def _pending(m: _Merger, base: Sequence[Doc], ours: Doc, theirs: Doc, winner: Doc | None) -> list[Doc]:

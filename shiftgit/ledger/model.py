@@ -334,6 +334,7 @@ class Ledger(Record):
     receipt: Receipt | None = None
     retired: tuple[Retirement, ...] = ()
     resolved: tuple[Mapping[str, Any], ...] = ()  # `checkpoint --resolve`: {kind, text, reason, at, checkpoint}
+    lease: Mapping[str, Any] | None = None  # the owner lease and its epochs (runs/lease.py)
 
     def active_constraints(self) -> tuple[Constraint, ...]:
         return tuple(c for c in self.constraints if c.status == "active")

@@ -69,6 +69,8 @@ class Store:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.root = repo.shift_dir
+        # set by runs/lease.guard: renews the owner lease in every ledger document this process writes
+        self.on_write: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @classmethod
     def open(cls, cwd: str | Path | None = None, *, require: bool = True) -> Store:
@@ -203,6 +205,8 @@ class Store:
 
         document = redact_obj(ledger.to_dict())
         assert isinstance(document, dict)
+        if self.on_write is not None:
+            document = self.on_write(document)
         if checked:
             from shiftgit.ledger.schema import schema_errors
 
@@ -230,6 +234,8 @@ class Store:
             changed = change(self.document(run))
             if changed is None:
                 return None
+            if self.on_write is not None:
+                changed = self.on_write(changed)
             path = self.ledger_path(run)
             remove_stale_temps(path.parent)
             data = canonical_bytes(changed)

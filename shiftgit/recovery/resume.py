@@ -37,12 +37,18 @@ def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
     return discover(store, run).run
 
 
-def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = False,
+def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = False, take_over: bool = False,
            progress: Progress | None = None) -> dict[str, Any]:
-    """Decide and brief (after adopting a newer published record, with `adopt`); make the run active here."""
+    """Decide and brief (after adopting a newer published record, with `adopt`; after starting a new owner
+    epoch here, with `take_over`); make the run active here."""
+    from shiftgit.runs import lease
+
     pick = Pick(run, "named") if adopt and run and not store.exists(run) else discover(store, run)
     adopted = takeover.adopt(store, pick.run) if adopt else None
+    taken = lease.take_over(store, pick.run) if take_over else None
     report = build_report(store, pick.run, run_checks, progress=progress)
+    if taken is not None:
+        report["take_over"] = taken
     if pick.note:
         report["picked"] = pick.note
     if adopted is not None:
@@ -268,6 +274,7 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         verdict = takeover.adjust(decide(store, ledger, worktree, False), run, chosen)
     else:
         verdict = decide(store, ledger, worktree, run_checks, progress)
+    verdict = _lease_verdict(store, run, ledger, verdict)
     services = service_entries(ledger)
     changed = changes(store, ledger, worktree, verdict["edits"])
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
@@ -286,7 +293,27 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         "checkpoint": ledger.checkpoint.seq if ledger.checkpoint else None,
         "provenance": chosen.provenance.to_dict(), "verify": verdict["verify"],
         "source": chosen.source.to_dict() if chosen.source else None,
+        "lease": _lease_status(store, run, ledger),
     }
+
+
+def _lease_verdict(store: Store, run: str, ledger: Ledger, verdict: dict[str, Any]) -> dict[str, Any]:
+    """Another host, clone or work tree holds the run's lease and it has not expired: a person decides."""
+    from shiftgit.runs import lease
+
+    held = ledger.lease
+    if not isinstance(held, Mapping) or not lease.held_elsewhere(held, lease.here(store)):
+        return verdict
+    if verdict["decision"] == "finished":
+        return verdict
+    reasons = [lease.held_line(run, held)] + (verdict["reasons"] if verdict["decision"] != "resume" else [])
+    return {**verdict, "decision": "escalate", "reasons": reasons}
+
+
+def _lease_status(store: Store, run: str, ledger: Ledger) -> dict[str, Any] | None:
+    from shiftgit.runs import lease
+
+    return lease.status(store, run, {"lease": ledger.lease})
 
 
 def _rerun(verdict: Mapping[str, Any]) -> bool | None:

@@ -108,7 +108,7 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
         seq = newest.seq if newest else 0
         return {"adopted": False, "detail": f"nothing to adopt: this work tree's ledger (checkpoint #{seq}) is the "
                                             "newest record of the run here (`shiftgit sync` fetches newer ones)"}
-    ledger = parse_ledger(newest.data, f"{newest.ref}:ledger.json")
+    ledger = _keep_newer_lease(parse_ledger(newest.data, f"{newest.ref}:ledger.json"), old)
     point = ledger.checkpoint
     assert point is not None  # newer than the working ledger, so it holds a checkpoint
     plan = rollback.plan_checkpoint(store, run, point)
@@ -125,6 +125,16 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     _continue_refs(store, run, newest, point.snapshot)
     return {"adopted": True, "source": newest.to_dict(), "detail": f"adopted {newest.describe()}",
             "rescue": ref, "rescue_commit": commit, **plan.to_dict()}
+
+
+def _keep_newer_lease(ledger: Ledger, old: bytes | None) -> Ledger:
+    """A takeover made here before adopting stays: the adopted ledger keeps the newer owner lease."""
+    import json
+
+    mine = json.loads(old).get("lease") if old else None
+    if ledgerref.epoch_of({"lease": mine}) > ledgerref.epoch_of({"lease": ledger.lease}):
+        return replace(ledger, lease=mine)
+    return ledger
 
 
 def _continue_refs(store: Store, run: str, adopted: Source, snapshot: str | None) -> None:

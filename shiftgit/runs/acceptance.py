@@ -16,7 +16,7 @@ from shiftgit.ledger import checkstates
 from shiftgit.ledger.model import Check, Ledger, Retirement
 from shiftgit.ledger.store import Store
 from shiftgit.runs.acceptspec import parse as parse  # re-exported
-from shiftgit.runs.contract import now_iso
+from shiftgit.runs.contract import new_id, now_iso
 
 
 def commands(ledger: Ledger) -> list[tuple[str, tuple[str, ...]]]:
@@ -87,14 +87,13 @@ def retire(store: Store, run: str, name: str, reason: str) -> Retirement:
             raise UsageError(f"no check named {name!r} on run {run} (checks: {', '.join(known) or 'none'}); "
                              "nothing was retired")
         at = now_iso()
-        record = Retirement(name=name, reason=reason, at=at)
+        record = Retirement(name=name, reason=reason, at=at, extra={"id": new_id("t")})  # merged by id
         made.append(record)
         accept = tuple(a for a in ledger.contract.accept if a.name != name)
         contract = replace(ledger.contract, accept=accept)
         amendments = ledger.amendments
         if accept != ledger.contract.accept:
             from shiftgit.ledger.model import Amendment
-            from shiftgit.runs.contract import new_id
 
             amendments = (*amendments, Amendment(id=new_id("a"), at=at, field="accept", reason=reason,
                                                  old=[a.to_dict() for a in ledger.contract.accept],

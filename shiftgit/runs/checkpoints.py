@@ -68,6 +68,10 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         raise UsageError("--resolve needs a reason: `shiftgit checkpoint --resolve TEXT --reason R`; nothing was "
                          "written")
     store.read(run)  # fail on a broken ledger before touching git objects
+    from shiftgit.ledger.chain import history_link
+    from shiftgit.runs.lease import guard
+
+    ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
     repo = store.repo
     head = repo.head()
     tree = repo.worktree_tree()
@@ -83,13 +87,15 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         resolutions = _resolutions(previous, spec, seq, at)  # an unknown --resolve: refused before any write
         snapshot = _snapshot(store, ledger.run, kept, head, seq)
         checks = carry(previous.checks if previous else (), ledger.pending_checks, ledger.retired, seq, tree)
+        link = history_link(previous.to_dict()) if previous else {}
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
             id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
             phase=spec.phase or (previous.phase if previous else None),
             milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
             checks=checks,
-            next=_next(previous, spec), note=spec.note, spend=spend, extra=withheld,
+            next=_next(previous, spec), note=spec.note, spend=spend,
+            extra={**withheld, "prev": link.get("digest"), "epoch": ticket.epoch},  # the chain: ledger/chain.py
             turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
         )
@@ -97,7 +103,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         if previous is not None:
             entry = HistoryEntry(id=previous.id, seq=previous.seq, at=previous.at, step=previous.step,
                                  base=previous.base, turn=previous.turn,
-                                 extra={"milestone": True} if previous.milestone else {})
+                                 extra={**link, **({"milestone": True} if previous.milestone else {})})
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
         retired = tuple(r if r.checkpoint is not None else replace(r, checkpoint=seq) for r in ledger.retired)
@@ -158,7 +164,8 @@ def _resolutions(previous: Checkpoint | None, spec: CheckpointInput, seq: int, a
             open_items = [i.text for kind in ITEM_KINDS for i in (getattr(previous, kind) if previous else ())]
             raise UsageError(f"--resolve {text!r}: no open item, question or decision has that text (open: "
                              f"{'; '.join(repr(t) for t in open_items[:10]) or 'none'}); nothing was written")
-        found += [{"kind": kind, "text": text, "reason": spec.reason, "at": at, "checkpoint": seq} for kind in kinds]
+        found += [{"id": new_id("r"), "kind": kind, "text": text, "reason": spec.reason, "at": at, "checkpoint": seq}
+                  for kind in kinds]  # an id: the merge driver unions records by id
     return found
 
 

@@ -49,6 +49,9 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     workdir = (store.repo.root / spec.cwd).resolve()
     if not workdir.is_dir() or not workdir.is_relative_to(store.repo.root):
         raise UsageError(f"--cwd {spec.cwd!r} is not a directory inside the repository")
+    from shiftgit.runs.lease import guard
+
+    guard(store, run)  # a fenced writer stops here, before the command runs (exit 4)
     content = store.repo.worktree_tree()
     check_id = new_id("k")
     started = now_iso()  # when the command started, not when it finished

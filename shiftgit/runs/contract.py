@@ -79,7 +79,7 @@ def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str
     return ledger, warnings
 
 
-def location(store: Store) -> dict[str, str | None]:
+def location(store: Store) -> dict[str, Any]:
     """Where the work lives: the repository (its remote URL, or null), the branch and the worktree path."""
     repo = store.repo
     remotes = repo.git("remote", check=False).split()

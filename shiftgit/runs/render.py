@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shiftgit import textsafe
@@ -180,6 +180,9 @@ def markdown(ledger: Ledger) -> str:
     for title, values in (("Scope", c.scope), ("Allowed effects", c.allow), ("Forbidden effects", c.forbid)):
         if values:
             out.append(f"**{title}:** {', '.join(values)}")
+    if c.accept:
+        accept = ", ".join(f"{a.name} (`{' '.join(a.argv) or a.text}`)" for a in c.accept)
+        out.append(f"**Acceptance checks:** {accept}")
     out += ["", "## Constraints", ""]
     out += [f"- {'~~' + x.text + '~~ (lifted: ' + str(x.reason) + ')' if x.status == 'lifted' else x.text}"
             f" `{x.id}`" for x in ledger.constraints] or ["- none"]
@@ -205,6 +208,11 @@ def markdown(ledger: Ledger) -> str:
         r = ledger.receipt
         out += ["", f"## Receipt: {r.status}", "", f"- reviewer: {r.reviewer_action or '—'}"]
         out += [f"- assumption: {a}" for a in r.assumptions] + [f"- known failure: {k}" for k in r.known_failures]
+        out += [f"- check `{k.get('name')}`: {k.get('state', 'exit ' + str(k.get('exit_code')))}" for k in r.checks]
+        out += [f"- artifact {a.get('name')}: {a.get('state')}" + (f" ({a['evidence']})" if a.get("evidence") else "")
+                if isinstance(a, Mapping) else f"- commit `{a}`" for a in r.artifacts]
+        if r.extra.get("override"):
+            out.append(f"- finished over unmet acceptance checks: {r.extra['override']}")
     return "\n".join(out) + "\n"
 
 

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ._fakemodel import AnthropicApi, Api, GeminiApi, ResponsesApi, ToolCall
+from ._fakemodel import AnthropicApi, Api, GeminiApi, ResponsesApi, ToolCall, Turn
 from ._harness import CLAUDE, CODEX, GEMINI, CliSpec, Sandbox
 
 CAPTURE_HOOK = Path(__file__).with_name("_capture_hook.py")
@@ -63,13 +63,13 @@ class Driver:
 
     # -- the scripted tool calls, in this CLI's own tool names --
 
-    def edit(self, box: Sandbox, rel: str, content: str, *, tokens: int | None = None) -> ToolCall:
+    def edit(self, box: Sandbox, rel: str, content: str, *, tokens: int | None = None) -> Turn:
         """A call of the CLI's own file-writing tool that creates `rel` with `content`; the answer
         reports `tokens` as the prompt size (see `_fakemodel.Text`)."""
         raise NotImplementedError
 
-    def shell(self, command: str) -> ToolCall:
-        """A call of the CLI's own shell tool."""
+    def shell(self, command: str) -> Turn:
+        """A call of the CLI's own shell tool (Aider: a shell block in its answer)."""
         raise NotImplementedError
 
 

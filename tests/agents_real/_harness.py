@@ -43,6 +43,9 @@ class CliSpec:
 CLAUDE = CliSpec("claude", "@anthropic-ai/claude-code", "2.1.332", "claude")
 CODEX = CliSpec("codex", "@openai/codex", "0.171.0", "codex")
 GEMINI = CliSpec("gemini", "@google/gemini-cli", "0.61.0", "gemini")
+QWEN = CliSpec("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen")
+COPILOT = CliSpec("copilot", "@github/copilot", "1.0.102", "copilot")
+OPENCODE = CliSpec("opencode", "opencode-ai", "1.18.33", "opencode")
 
 
 class Unavailable(Exception):

@@ -1,4 +1,5 @@
-"""Real-CLI tests: Claude Code, Codex and Gemini CLI, installed from npm, against a fake model.
+"""Real-CLI tests: Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI and OpenCode installed from npm
+(Aider from PyPI, `_clis_more.install_aider`), against a fake model.
 
 Run with `python -m pytest -m agents_real tests/agents_real` (anything else skips them, saying so). Each
 CLI is installed once with `npm install --prefix` into $SHIFTGIT_AGENTS_CACHE (default
@@ -25,7 +26,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip the real-CLI tests unless the marker expression names them."""
     if MARK in (config.option.markexpr or ""):
         return
-    skip = pytest.mark.skip(reason="real-CLI test (installs Claude Code, Codex and Gemini CLI from npm): "
+    skip = pytest.mark.skip(reason="real-CLI test (installs the agent CLIs from npm and PyPI): "
                                    f"run with `python -m pytest -m {MARK} tests/agents_real`")
     for item in items:
         if item.get_closest_marker(MARK) is not None:

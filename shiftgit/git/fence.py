@@ -1,0 +1,124 @@
+"""Which owner epoch of a run this clone can see: the epochs its ledger refs carry. Stdlib only (the commit gate).
+
+Every commit on `refs/shift/ledgers/<run>` carries `Shift-Epoch: N` and `Shift-Holder: WHO` trailers
+(the ledger's lease when it was committed). One `for-each-ref` over this clone's ref and each remote's
+fetched copy (`refs/shift-remote/<remote>/shift/ledgers/<run>`, fetched by `sync`, by the publisher and
+before each write: `fetch`) tells a writer whether someone took the run over since its own epoch.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+LEDGERS = "refs/shift/ledgers/"
+TRACKING = "refs/shift-remote/"
+SEP = "\x1f"
+FORMAT = SEP.join(("%(refname)", "%(trailers:only,unfold,separator=%x1e)", "%(committerdate:iso-strict)"))
+
+
+class Claim(NamedTuple):
+    """An owner epoch some ledger ref carries, who held it and where it was seen."""
+
+    epoch: int
+    holder: str
+    ref: str
+    at: str
+    until: str = ""  # when that holder's lease expires (its last write plus the lease time)
+
+    def describe(self) -> str:
+        return f"epoch {self.epoch}, held by {self.holder} (seen on {self.ref}, {self.at})"
+
+
+def trailers(lease: Any) -> str:
+    """The trailer lines a ledger-ref commit carries for this lease ('' without one)."""
+    if not isinstance(lease, Mapping) or not isinstance(lease.get("epoch"), int):
+        return ""
+    until = f"Shift-Lease-Until: {lease['expires_at']}\n" if lease.get("expires_at") else ""
+    return f"Shift-Epoch: {lease['epoch']}\nShift-Holder: {holder_text(lease.get('holder'))}\n{until}"
+
+
+def holder_text(holder: Any) -> str:
+    """`host:/work/tree (pid 123, session s-1)`: one line naming a holder."""
+    if not isinstance(holder, Mapping):
+        return "unknown"
+    extra = [f"pid {holder['pid']}" for _ in [0] if holder.get("pid")]
+    extra += [f"session {holder['session']}" for _ in [0] if holder.get("session")]
+    where = f"{holder.get('host') or '?'}:{holder.get('worktree') or '?'}"
+    return f"{where} ({', '.join(extra)})" if extra else where
+
+
+def claims(git: Callable[..., str], run: str) -> list[Claim]:
+    """Every epoch the run's ledger refs here carry (this clone's and each remote's copy)."""
+    out = git("for-each-ref", f"--format={FORMAT}", LEDGERS + run, f"{TRACKING}*/shift/ledgers/{run}")
+    found = []
+    for line in out.split("\n"):
+        fields = line.split(SEP)
+        if len(fields) != 3:
+            continue
+        ref, trailers_text, at = fields
+        meta = dict(t.partition(": ")[::2] for t in trailers_text.split("\x1e") if ": " in t)
+        epoch = meta.get("Shift-Epoch", "").strip()
+        if epoch.isdigit():
+            found.append(Claim(int(epoch), meta.get("Shift-Holder", "").strip() or "unknown", ref, at,
+                               meta.get("Shift-Lease-Until", "").strip()))
+    return found
+
+
+def claim_of_commit(ref: str, data: bytes | None) -> Claim | None:
+    """The claim a ledger-ref commit's raw bytes carry (read with `cat-file --batch`, no process of its own)."""
+    if not data:
+        return None
+    text = data.decode("utf-8", "replace")
+    meta = dict(line.partition(": ")[::2] for line in text.split("\n\n", 1)[-1].splitlines() if ": " in line)
+    epoch = meta.get("Shift-Epoch", "").strip()
+    if not epoch.isdigit():
+        return None
+    at = next((line.rsplit(" ", 2)[-2] for line in text.split("\n\n", 1)[0].splitlines()
+               if line.startswith("committer ")), "")
+    return Claim(int(epoch), meta.get("Shift-Holder", "").strip() or "unknown", ref, at,
+                 meta.get("Shift-Lease-Until", "").strip())
+
+
+def newest(git: Callable[..., str], run: str) -> Claim | None:
+    found = claims(git, run)
+    return max(found, key=lambda c: (c.epoch, c.ref.startswith(LEDGERS))) if found else None
+
+
+def newer_than(git: Callable[..., str], run: str, epoch: int) -> Claim | None:
+    """The newest epoch visible here when it is newer than `epoch` (the writer is fenced), else None."""
+    claim = newest(git, run)
+    return claim if claim is not None and claim.epoch > epoch else None
+
+
+def fenced_line(run: str, epoch: int, claim: Claim) -> str:
+    return (f"run {run} was taken over: {claim.describe()}; this process holds epoch {epoch} and may no longer "
+            f"write to it (`shiftgit resume {run}` here shows the newer record)")
+
+
+def fetch(root: Path, remote: str, run: str, env: Mapping[str, str], timeout: float) -> str | None:
+    """Fetch the run's ledger ref from `remote`, bounded; None when done, else why not (the caller warns)."""
+    spec = f"+{LEDGERS}{run}:{TRACKING}{remote}/shift/ledgers/{run}"
+    argv = ["git", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, spec]
+    try:
+        proc = subprocess.Popen(argv, cwd=root, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return f"could not run git fetch: {exc}"
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        import os
+        import signal
+
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return f"{remote} did not answer within {timeout:g} s"
+    if proc.returncode == 0:
+        return None
+    text = err.decode("utf-8", "replace")
+    if "couldn't find remote ref" in text:
+        return None  # nothing published for this run yet: nobody took it over there
+    return (text.strip().splitlines() or ["git fetch failed"])[-1][:200]

@@ -1,0 +1,92 @@
+"""Qwen Code, for real, against the fake model (Anthropic protocol): briefing, end-of-turn hold (Stop),
+checkpoint through its shell, no loop; the briefing names the Qwen Code version it was produced for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ._clis_more import QwenDriver
+from ._fakemodel import Text
+from ._harness import QWEN, CliSpec, Sandbox, long_constraints
+from ._scenario import (
+    NOTES,
+    STEP,
+    assert_briefed,
+    assert_ended,
+    assert_held_once,
+    assert_no_hook_errors,
+    assert_no_loop,
+    assert_turn_may_end,
+    checkpoint_after_hold,
+    files_of,
+    ignore_the_hold,
+    run_session,
+)
+
+pytestmark = pytest.mark.agents_real
+
+
+@pytest.fixture(scope="module")
+def driver(cli_binary: Callable[[CliSpec], Path]) -> QwenDriver:
+    return QwenDriver(cli_binary(QWEN))
+
+
+@pytest.fixture
+def box(driver: QwenDriver, make_sandbox: Callable[..., Sandbox]) -> Sandbox:
+    sandbox = make_sandbox("qwen")
+    driver.prepare(sandbox)
+    return sandbox
+
+
+def test_briefing_then_one_hold_then_checkpoint(driver: QwenDriver, box: Sandbox) -> None:
+    session = run_session(driver, box, checkpoint_after_hold(driver, box))
+
+    assert_ended(session)
+    assert_briefed(session.main[0], box)
+    assert session.main[0].contains(f"Produced for Qwen Code {QWEN.version} by shiftgit")
+    assert_held_once(session, at=2)
+    assert_no_loop(session)
+    assert session.main[3].contains("checkpoint r1 #"), "the agent's shell could not run `shiftgit checkpoint`"
+    assert [p.get("stop_hook_active") for p in box.payloads("Stop")] == [False, True]
+    points = box.ws.checkpoints()
+    assert [p.get("step") for p in points] == [STEP], points
+    assert NOTES in files_of(points[-1])
+    assert_turn_may_end(driver, box)
+    assert_no_hook_errors(box)
+
+
+def test_a_hold_the_agent_ignores_is_not_repeated(driver: QwenDriver, box: Sandbox) -> None:
+    session = run_session(driver, box, ignore_the_hold(driver, box))
+
+    assert_ended(session)
+    assert_held_once(session, at=2)
+    assert_no_loop(session)
+    assert len(box.payloads("Stop")) == 2
+    assert_no_hook_errors(box)
+
+
+def test_with_folder_trust_on_the_hooks_run_only_in_a_trusted_folder(driver: QwenDriver,
+                                                                     make_sandbox: Callable[..., Sandbox]) -> None:
+    box = make_sandbox("qwen")
+    driver.prepare(box, folder_trust=True)
+    trusted = run_session(driver, box, [Text("Nothing to do.")])
+    assert_ended(trusted)
+    assert_briefed(trusted.main[0], box)
+
+    (box.home / ".qwen" / "trustedFolders.json").unlink()
+    untrusted = run_session(driver, box, [Text("Nothing to do.")])
+    assert not untrusted.main or not untrusted.main[0].contains("shiftgit ledger for run"), "an untrusted hook ran"
+
+
+def test_every_constraint_of_a_long_briefing_reaches_the_model(driver: QwenDriver,
+                                                               make_sandbox: Callable[..., Sandbox]) -> None:
+    box = make_sandbox("qwen", long_constraints())
+    driver.prepare(box)
+
+    session = run_session(driver, box, [Text("Nothing to do.")])
+
+    assert_ended(session)
+    assert_briefed(session.main[0], box)
