@@ -6,6 +6,7 @@ identity, and reports Python's start-up time and the load average beside its fig
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -41,6 +42,17 @@ def isolate(home: Path) -> dict[str, str]:
                       settings.search_path.GIT_CONFIG_LEVEL_SYSTEM):
             settings.search_path[level] = str(empty)
     return dict(os.environ)
+
+
+def parse(parser: argparse.ArgumentParser, **quick: object) -> argparse.Namespace:
+    """The arguments; `--quick` (what CI runs: no timing is judged) sets the tiny sizes and fewest rounds in QUICK."""
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes, fewest rounds: only checks that the bench still works (CI)")
+    args = parser.parse_args()
+    if args.quick:
+        for name, value in quick.items():
+            setattr(args, name, value)
+    return args
 
 
 def compile_bytecode() -> None:

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import SG, compile_bytecode, isolate, scale
+from _common import SG, compile_bytecode, isolate, parse, scale
 
 
 def run(argv: list[str], repo: Path, data: str | None = None) -> str:
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--big-mb", type=float, default=5.0)
-    args = parser.parse_args()
+    args = parse(parser, files=5, rounds=1, turns=5, big_mb=0.05)
     compile_bytecode()
     with tempfile.TemporaryDirectory() as tmp:
         isolate(Path(tmp) / "home")

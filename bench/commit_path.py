@@ -9,8 +9,9 @@ content: one with `shiftgit init --hooks git`, one with no hooks. Every round ma
 
     added = median(commit with hooks) - median(bare commit), expressed in python start-ups
 
-for 10 notes / 1 run, 10,000 notes (fast-import commits, one write_notes call), 100 runs, and for
-the pre-commit framework route (`repo: local` hooks from `shiftgit init --hooks pre-commit`).
+for 10 notes / 1 run, 10,000 notes (fast-import commits, one write_notes call), 100 runs, for the
+pre-commit framework route (`repo: local` hooks from `shiftgit init --hooks pre-commit`), and for an
+idle commit (hooks installed, no run started: no checkpoint, no note).
 It also counts the processes one commit runs (git trace2) and checks each hooked commit got its note.
 """
 
@@ -26,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, SG, compile_bytecode, isolate
+from _common import ROOT, SG, compile_bytecode, isolate, parse
 
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
@@ -69,6 +70,9 @@ class Repo:
             run(path, "pre-commit", "install", "--hook-type", "pre-commit", "--hook-type", "commit-msg",
                 "--hook-type", "post-commit", "--hook-type", "post-rewrite")
         self.git_commit("set up shiftgit")
+        self.idle = runs == 0
+        if self.idle:  # hooks installed, no run: the commits of someone not using shiftgit right now
+            return
         run(path, *SG, "start", "demo", "--goal", "bench", "--stop-when", "never", "--constraint", "stay fast")
         ledger = json.loads((path / ".shift/runs/demo/ledger.json").read_text())
         for i in range(1, runs):
@@ -85,13 +89,16 @@ class Repo:
 
     def prepare(self, i: int) -> None:
         (self.path / "calc.py").write_text(CALC + f"# round {i}\n")
-        run(self.path, *SG, "checkpoint", "--step", f"round {i}", "--next", "another round")
+        if not self.idle:
+            run(self.path, *SG, "checkpoint", "--step", f"round {i}", "--next", "another round")
         run(self.path, "git", "add", "-A")
 
     def commit(self, i: int) -> float:
         return timed(self.path, "git", "commit", "-q", "-m", f"round {i}")
 
     def check_note(self, i: int) -> None:
+        if self.idle:
+            return
         head = run(self.path, "git", "rev-parse", "HEAD").strip()
         note = read_note(self.path, head) or ""
         assert f"round {i}" in note.split("\n", 1)[0], f"{self.path}: no handoff note on HEAD: {note[:200]!r}"
@@ -119,7 +126,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=100)
-    args = parser.parse_args()
+    args = parse(parser, rounds=1, warmup=0, notes=20, runs=2)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
         base = Path(tmp)
@@ -132,7 +139,8 @@ def main() -> None:
         os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
         scenarios = {"10 notes, 1 run": (10, 1, "git"), f"{args.notes} notes, 1 run": (args.notes, 1, "git"),
                      f"10 notes, {args.runs} runs": (10, args.runs, "git"),
-                     "pre-commit framework, 10 notes, 1 run": (10, 1, "pre-commit")}
+                     "pre-commit framework, 10 notes, 1 run": (10, 1, "pre-commit"),
+                     "idle: hooks, no active run": (10, 0, "git")}
         started = time.perf_counter()
         pairs = {name: (Repo(base / f"h{k}", hooks, notes, runs), Repo(base / f"b{k}", "none", notes, runs))
                  for k, (name, (notes, runs, hooks)) in enumerate(scenarios.items())}

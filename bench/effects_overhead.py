@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import SG, isolate
+from _common import SG, isolate, parse
 
 from shiftgit import procs  # noqa: E402
 from shiftgit.effects import runner as effects  # noqa: E402
@@ -110,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=21)
     parser.add_argument("--effects", default="0,50,200")
-    args = parser.parse_args()
+    args = parse(parser, repeat=2, effects="0,3")
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         home.mkdir()

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, isolate, startup_ms
+from _common import SG, isolate, parse, startup_ms
 
 from shiftgit.ledger.schema import parse_ledger
 
@@ -77,7 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--writers", type=int, default=8)
-    args = parser.parse_args()
+    args = parse(parser, kills=3, writers=2)
     with tempfile.TemporaryDirectory() as tmp:
         isolate(Path(tmp) / "home")
         repo = _repo(Path(tmp))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from _common import isolate
+from _common import isolate, parse
 
 from shiftgit.git.notes import note_blobs, read_note, read_notes, write_notes  # noqa: E402
 
@@ -66,7 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=31)
-    args = parser.parse_args()
+    args = parse(parser, commits=20, repeat=2)
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
         isolate(Path(tmp))
         repo = Path(tmp) / "repo"

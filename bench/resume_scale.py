@@ -1,4 +1,4 @@
-"""How resume / verify / rollback scale with the length of a run. Run: python bench/resume_scale.py [CHECKPOINTS]
+"""How resume / verify / rollback scale with a run's length: python bench/resume_scale.py [CHECKPOINTS] [--quick]
 
 Builds a run with CHECKPOINTS long checkpoints (through the library, on a real repository), then
 times the CLI a fresh process would use: `resume --no-run` here and in a fresh clone (no notes,
@@ -8,6 +8,7 @@ briefing's length. Medians of 5 runs.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, isolate, scale
+from _common import SG, isolate, parse, scale
 
 
 def sh(cwd: Path, *argv: str, ok: tuple[int, ...] = (0,)) -> str:
@@ -59,7 +60,9 @@ def build(root: Path, checkpoints: int) -> None:
 
 
 def main() -> None:
-    checkpoints = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkpoints", type=int, nargs="?", default=200)
+    checkpoints = parse(parser, checkpoints=3).checkpoints
     with tempfile.TemporaryDirectory() as tmp:
         isolate(Path(tmp) / "home")
         root = Path(tmp) / "work"

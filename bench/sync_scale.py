@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, isolate
+from _common import SG, isolate, parse
 
 from shiftgit.git.notes import write_notes  # noqa: E402
 
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--machines", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = parse(parser, notes=20, machines=2, rounds=1)
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         (tmp / "home").mkdir()

@@ -1,6 +1,6 @@
 """`python -m shiftgit` and the `shiftgit` console script.
 
-Git and agent hooks take a fast path that never imports click, jsonschema or pygit2.
+Git and agent hooks, and `--version`, take a fast path that never imports click, jsonschema or pygit2.
 """
 
 from __future__ import annotations
@@ -10,6 +10,11 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # what click's version_option prints, without loading click (~30 ms)
+        from shiftgit import __version__
+
+        sys.stdout.write(f"shiftgit, version {__version__}\n")
+        return 0
     if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args[1:3]):
         from shiftgit.agents.events import AGENTS
 

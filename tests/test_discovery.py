@@ -29,13 +29,13 @@ def start(repo: Repo, run: str, branch: str | None = None) -> None:
 
 def test_a_fresh_clone_finds_the_one_active_run_everywhere(run_repo: Repo, tmp_path: Path) -> None:
     run_repo.ok("start", "old", "--goal", "g", "--stop-when", "s")
-    run_repo.ok("finish", "--status", "abandoned")
-    assert run_repo.commit("abandon old").returncode == 0
+    run_repo.ok("stop", "--reason", "user_paused")
+    assert run_repo.commit("pause old").returncode == 0
     other = clone(run_repo, tmp_path / "other")
     assert other.json("status")["active"] == "demo"
     proc = other.sg("checkpoint", "--step", "in the clone")  # a command that takes --run
     assert proc.returncode == 0 and "checkpoint demo #1" in proc.stdout
-    assert "picked run 'demo', the only active run here" in proc.stderr and "old (abandoned" in proc.stderr
+    assert "picked run 'demo', the only active run here" in proc.stderr and "old (stopped" in proc.stderr
     assert "--run ID, SHIFT_RUN=ID or `shiftgit resume ID`" in proc.stderr
     assert json.loads(other.sg("verify", "--json").stdout)["run"] == "demo"
     store = Store.open(other.path)

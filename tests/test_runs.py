@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -166,7 +167,8 @@ def test_stop_and_finish(run_repo: Repo) -> None:
     run_repo.ok("stop", "--reason", "user_paused", "--detail", "lunch")
     assert run_repo.json("status")["runs"][0]["stop"]["reason"] == "user_paused"
     run_repo.ok("finish", "--status", "completed", "--reviewer-action", "read it", "--known-failure", "flaky x")
-    ledger = run_repo.ledger("demo")
+    assert not run_repo.ledger_path("demo").exists(), "finish moves the ledger into the archive"
+    ledger = json.loads(run_repo.git("show", "refs/shift/archive:demo/ledger.json"))
     assert ledger["status"] == "completed" and ledger["receipt"]["reviewer_action"] == "read it"
     assert run_repo.json("status")["active"] is None
 

@@ -141,14 +141,15 @@ def test_edits_left_without_a_stop_record_are_reported_as_crashed(run_repo: Repo
 
 def test_a_finished_run_stays_finished_and_resume_writes_nothing(run_repo: Repo) -> None:
     run_repo.ok("finish", "--status", "abandoned", "--reviewer-action", "nothing to review")
-    before = run_repo.ledger_path("demo").read_bytes()
+    assert not run_repo.ledger_path("demo").exists(), "finish moved the ledger into the archive"
+    archive = run_repo.git("rev-parse", "refs/shift/archive")
     report = resume(run_repo, "demo", codes=(0,))
     assert report["decision"] == "finished" and report["receipt"]["status"] == "abandoned"
-    assert run_repo.ledger_path("demo").read_bytes() == before
+    assert not run_repo.ledger_path("demo").exists()
     assert run_repo.json("status")["active"] is None
     proc = run_repo.sg("stop", "--run", "demo", "--reason", "user_paused")
     assert proc.returncode == 2 and "finished" in proc.stderr
-    assert run_repo.ledger_path("demo").read_bytes() == before
+    assert not run_repo.ledger_path("demo").exists() and run_repo.git("rev-parse", "refs/shift/archive") == archive
 
 
 def test_escalate_when_and_inspect_run_when_trusted(run_repo: Repo) -> None:

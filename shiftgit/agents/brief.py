@@ -130,6 +130,7 @@ def ledger_summary(store: Store, run: str, shiftgit: str = "shiftgit",
     lines = _contract_lines(document)
     lines += _checkpoint_lines(document)
     lines += _effect_lines(document)
+    lines += _feedback_lines(store, document)
     lines += _tree_lines(store, run, document, shiftgit)
     fenced = textsafe.fence(lines, "shiftgit-record")
     fenced.append(f"commands: `{shiftgit} resume` (re-verify and decide), `{shiftgit} status`, "
@@ -169,6 +170,28 @@ def _contract_lines(ledger: Mapping[str, Any]) -> list[str]:
     if stop:
         detail = _q(stop.get("detail")) if stop.get("detail") else ""
         lines.append(f"stopped: {_q(stop.get('reason'))} {detail}".rstrip())
+    return lines
+
+
+def _feedback_lines(store: Store, ledger: Mapping[str, Any]) -> list[str]:
+    """Open reviews, milestones awaiting confirmation, and the repository's standing rules (plain JSON: the hook
+    path loads no schema; `shiftgit memory list` checks the file)."""
+    lines = [f"open review [{textsafe.one_line(str(r.get('id')))}]: {_q(r.get('text'))}"
+             for r in _maps(ledger.get("reviews")) if r.get("status") == "open"]
+    lines += [f"milestone #{c.get('seq')} awaits its owner's confirmation (`shiftgit confirm --by WHO`)"
+              for c in _maps(ledger.get("confirmations")) if c.get("state") == "awaiting"]
+    try:
+        memory = json.loads(store.inside("memory.json").read_bytes())
+    except (OSError, ValueError):
+        return lines
+    import time
+
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    rules = [e for e in _maps(_map(memory).get("entries"))
+             if not (isinstance(e.get("expires_at"), str) and e["expires_at"] <= now)]
+    if rules:
+        lines.append(f"standing rules ({len(rules)}, repository memory):")
+        lines += [f"  - {_q(e.get('text'))} (approved by {_q(e.get('approved_by'), 80)})" for e in rules]
     return lines
 
 

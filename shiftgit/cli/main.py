@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from shiftgit import __version__, textsafe
-from shiftgit.cli import agents, approvals, ci, context, effects, recovery, reports, runs, setup, sync
+from shiftgit.cli import agents, approvals, ci, context, effects, lifecycle, recovery, reports, runs, setup, sync
 from shiftgit.errors import ShiftError
 
 MESSAGE_CAP = 800  # characters of one error line: a 10,000-character argument is not echoed whole
@@ -86,7 +86,7 @@ COMMANDS: tuple[click.Command, ...] = (
     sync.merge_driver, sync.sync_command,
     recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,
     agents.mcp_server, reports.log_command, reports.notes_group, reports.report_command, agents.hook, ci.ci,
-    context.context, context.output,
+    context.context, context.output, *lifecycle.COMMANDS,
 )
 for command in COMMANDS:
     cli.add_command(command)

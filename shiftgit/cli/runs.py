@@ -14,8 +14,10 @@ from shiftgit.cli.common import store as _store
 
 @click.command()
 @click.argument("run_id", metavar="RUN")
-@click.option("--goal", required=True, help="What the run must achieve.")
-@click.option("--stop-when", "stop_when", required=True, help="The condition that ends the run.")
+@click.option("--goal", help="What the run must achieve (required, here or from --template).")
+@click.option("--stop-when", "stop_when", help="The condition that ends the run (required, here or from --template).")
+@click.option("--template", "template_name", metavar="NAME",
+              help="Fill the contract from .shift/templates/NAME.json; refused if a field it requires stays empty.")
 @click.option("--owner", help="Who runs it (agent or person).")
 @click.option("--time-budget", "minutes", type=Finite(min=0), help="Wall-clock minutes.")
 @click.option("--token-budget", "tokens", type=click.IntRange(min=0), help="Model tokens.")
@@ -34,21 +36,26 @@ from shiftgit.cli.common import store as _store
               help="A command whose exit 0 makes `resume` escalate, e.g. a query that finds the database differs.")
 @click.option("--rollback-plan", "rollback_plan", metavar="TEXT", help="How to undo the run's work.")
 @json_option
-def start(run_id: str, as_json: bool, **contract: Any) -> None:
+def start(run_id: str, as_json: bool, template_name: str | None, **contract: Any) -> None:
     """Write a run's contract and make it the active run in this worktree.
 
     \b
     Example:
       shiftgit start fix-login --goal "fix the login callback" \\
         --stop-when "tests/test_login.py passes" --constraint "do not touch prod" --scope "src/auth/**"
+      shiftgit start billing-4 --template billing --goal "wire invoice export" --owner ada@example.com
     """
     from shiftgit.ledger.store import validate_run_id
     from shiftgit.runs import contract as runs
 
     validate_run_id(run_id)
     store = _store()
+    contract["goal"], contract["stop_when"] = contract["goal"] or "", contract["stop_when"] or ""
     spec = runs.ContractInput(**contract)
-    ledger, warnings = runs.start(store, run_id, spec)
+    from shiftgit.runs import templates
+
+    spec, used = templates.fill(store, template_name, spec) if template_name else (spec, None)
+    ledger, warnings = runs.start(store, run_id, spec, used)
     for warning in warnings:
         click.echo(f"shiftgit: warning: {warning}", err=True)
     if as_json:
@@ -180,6 +187,8 @@ def accept(run_id: str | None, quiet: bool, as_json: bool) -> None:
 @click.option("--note", help="A one-line note.")
 @click.option("--phase", help="The phase of the work (e.g. explore, implement, verify).")
 @click.option("--milestone", is_flag=True, help="Mark this checkpoint as a milestone.")
+@click.option("--confirm", is_flag=True,
+              help="With --milestone: the owner must confirm it (`shiftgit confirm`) before resume goes on.")
 @click.option("--turn", type=click.IntRange(min=0), help="The agent's turn number (agent hooks fill it).")
 @click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens spent since the last checkpoint.")
 @click.option("--cost", type=Finite(min=0), default=0.0, help="Cost spent since the last checkpoint.")
@@ -345,3 +354,4 @@ def finish(run: str | None, final: str, reviewer_action: str | None, assumptions
         return
     click.echo(f"finished: {receipt.status}; {len(receipt.checks)} check(s), "
                f"{len(receipt.known_failures)} known failure(s)")
+

@@ -155,3 +155,14 @@ def _refuse_inside_agent(environ: Mapping[str, str], verb: str) -> None:
     if marker:
         raise UsageError(f"refusing to {verb} an approval from inside an agent session ({marker} is set); "
                          "a human runs `shiftgit approval " + verb + "` from their own shell")
+
+
+def require_confirmed(ledger: Ledger, key: str) -> None:
+    """An irreversible effect waits while a milestone awaits its owner's confirmation (`shiftgit confirm`)."""
+    waiting = ledger.awaiting_confirmation()
+    if waiting:
+        from shiftgit.errors import CheckFailed
+
+        raise CheckFailed(f"effect {key!r} is irreversible and milestone #{waiting[-1].seq} of run {ledger.run!r} "
+                          "awaits its owner's confirmation; nothing ran. The owner confirms with "
+                          f"`shiftgit confirm {ledger.run} --by WHO` (or corrects with `--correct TEXT`)")

@@ -161,6 +161,8 @@ def _admit(ledger: Ledger, spec: EffectInput) -> Effect | None:
         if state in ("attempted", "unknown", "compensated"):
             raise CheckFailed(_blocked(ledger.run, old, state))
     require_budget(ledger, f"effect {spec.key!r}")
+    if _reversibility(old, spec) == "irreversible":
+        approvals.require_confirmed(ledger, spec.key)
     if _reversibility(old, spec) == "irreversible" and not approvals.is_granted(ledger, spec.key):
         raise CheckFailed(f"effect {spec.key!r} is irreversible and has no granted approval for its key on run "
                           f"{ledger.run!r}; ask with `shiftgit approval request {spec.key} --reason TEXT` "

@@ -130,7 +130,9 @@ def _judge_one(root: Path, env: Mapping[str, str], objects: Objects, commit: str
     if len(parents) > 1:  # a merge: its sides are judged commit by commit
         return Verdict(commit, subject, tuple(sorted(touched)), note_problem, skip)
     ledgers = _ledgers(objects, tree, parent_tree, touched)
-    active = sorted(run for run, (old, new) in ledgers.items() if _is_active(old) or _is_active(new))
+    archived = _archived(root, env, objects, [r for r, (old, new) in ledgers.items() if old and new is None])
+    active = sorted(run for run, (old, new) in ledgers.items()
+                    if (_is_active(old) or _is_active(new)) and run not in archived)  # archived: it ended
     changes = gitview.committed(root, env, parent or empty, commit)
     paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
     runs = [r for r in active if r in touched] or active
@@ -140,7 +142,7 @@ def _judge_one(root: Path, env: Mapping[str, str], objects: Objects, commit: str
     problems: list[gate.Problem] = []
     for run in runs or sorted(touched)[:1]:
         staging = gate.Staging(run=run, head=parent, paths=paths if runs else {}, config=config,
-                               ledgers=_staged(ledgers, touched, run))
+                               ledgers=_staged(ledgers, touched, run, archived))
         problems += [p for p in gate.judge(staging) if p not in problems]
     return Verdict(commit, subject, tuple(runs), tuple(sorted(problems, key=lambda p: p.rule)) + note_problem,
                    skip)
@@ -160,14 +162,31 @@ def _ledgers(objects: Objects, tree: str, parent_tree: str | None,
 
 
 def _staged(ledgers: Mapping[str, tuple[bytes | None, bytes | None]],
-            touched: Mapping[str, tuple[str | None, str | None]], run: str) -> dict[str, gate.Ledger]:
+            touched: Mapping[str, tuple[str | None, str | None]], run: str,
+            archived: Mapping[str, bytes] | None = None) -> dict[str, gate.Ledger]:
     """The gate's view of the commit: its ledgers as if staged, against its parent's as HEAD's."""
     out = {}
     for name in sorted({*touched, run}):
         old, new = ledgers.get(name, (None, None))
         blob = touched[name][1] if name in touched else None
-        out[name] = gate.Ledger(name, gitview.ledger_path(name), new, blob, old, name in touched)
+        out[name] = gate.Ledger(name, gitview.ledger_path(name), new, blob, old, name in touched,
+                                (archived or {}).get(name) if new is None else None)
     return out
+
+
+def _archived(root: Path, env: Mapping[str, str], objects: Objects, runs: list[str]) -> dict[str, bytes]:
+    """Deleted ledgers the archive holds (here, or a remote's fetched copy): the gate accepts their removal."""
+    if not runs:
+        return {}
+    out = gitview.git(root, env, "for-each-ref", "--format=%(refname)", "refs/shift/archive", "refs/shift-remote/")
+    refs = [r for r in out.split() if r == "refs/shift/archive" or r.endswith("/shift/archive")]
+    found: dict[str, bytes] = {}
+    for ref in refs:
+        wanted = [run for run in runs if run not in found]
+        for run, data in zip(wanted, objects.read([f"{ref}:{run}/ledger.json" for run in wanted]), strict=True):
+            if data is not None:
+                found[run] = data
+    return found
 
 
 def _is_active(data: bytes | None) -> bool:

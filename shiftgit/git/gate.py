@@ -27,6 +27,7 @@ class Ledger(NamedTuple):
     blob: str | None  # its blob id
     head: bytes | None  # HEAD's version
     changed: bool  # the index's version differs from HEAD's
+    archived: bytes | None = None  # deleted: the run's ledger as refs/shift/archive keeps it (finish, archive)
 
 
 class Staging(NamedTuple):
@@ -225,6 +226,8 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
         return []  # HEAD's ledger was already broken: nothing trustworthy to compare with
     if not isinstance(old, Mapping) or (ledger.staged is not None and not isinstance(document, Mapping)):
         return []
+    if ledger.staged is None and ledger.archived is not None:  # archived: the record lives on there
+        document = _archived_document(ledger.archived)
     found = ledgerdiff.findings(old, document, ledger.run)
     if not found:
         return []
@@ -232,6 +235,15 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
     fixes += list(dict.fromkeys(f.fix for f in found))
     return [Problem(5, f"{ledger.path} drops or rewrites, compared with HEAD, what only a recorded "
                        "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
+
+
+def _archived_document(data: bytes) -> Any:
+    """The archived ledger the deletion must not lose anything against; None (a plain deletion) if unusable."""
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return None
+    return document if isinstance(document, Mapping) else None
 
 
 def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[Problem]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     pass
 
 BLOCKING = ("pre-commit", "commit-msg", "pre-push")  # their failure stops the commit or the push
+ARCHIVE_REF = "refs/shift/archive"  # = ledger.store.ARCHIVE_REF (not imported: the commit path stays light)
 TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed, then trailers
 
 
@@ -148,9 +149,12 @@ def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) 
     names = [n for _, new, old in wanted for n in (new, old) if n]
     if run not in touched:
         names.append(f":{gitview.ledger_path(run)}")
-    found = dict(zip(names, objects.read(names), strict=True))
+    deleted = [f"{ARCHIVE_REF}:{r}/ledger.json" for r, new, _ in wanted if not new]  # finished: archived?
+    found = dict(zip(names + deleted, objects.read(names + deleted), strict=True))
     ledgers = {r: gate.Ledger(r, gitview.ledger_path(r), found.get(new) if new else None, new,
-                              found.get(old) if old else None, True) for r, new, old in wanted}
+                              found.get(old) if old else None, True,
+                              None if new else found.get(f"{ARCHIVE_REF}:{r}/ledger.json"))
+               for r, new, old in wanted}
     if run not in touched:
         same = found[f":{gitview.ledger_path(run)}"]
         blob = _blob_id(same) if same is not None else None

@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 from shiftgit.git import ledgerref
 from shiftgit.git.notestree import CatFile
-from shiftgit.ledger.store import Store
+from shiftgit.git.view import ledger_path
+from shiftgit.ledger.store import Store, validate_run_id
 from shiftgit.repo import Repo, clean_env
 
 PREFERENCE = {"working": 2, "committed": 2, "published": 1}
@@ -72,7 +73,7 @@ def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
     repo = store.repo
     tips = ledgerref.tips(repo)
     wanted = [(run, tips.get(run, [])) for run in runs]
-    names = [f"HEAD:{store.rel(store.ledger_path(run))}" for run in runs]
+    names = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs]
     names += [f"{tip.commit}:{ledgerref.FILE}" for _, found in wanted for tip in found]
     with CatFile(repo.root, clean_env()) as cat:
         answers = iter(cat.get(names))
@@ -85,15 +86,16 @@ def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
 
 def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes | None,
              published: dict[str, tuple[str, str, bytes] | None], clone: str | None) -> list[Source]:
-    committed_seq = _seq(committed)
     found: list[Source] = []
     try:
         working: bytes | None = store.ledger_path(run).read_bytes()
     except FileNotFoundError:
         working = None
+    document = _document(working)  # parsed once for its seq and its time (and the committed one's, when equal)
+    committed_seq = _seq(committed, document if committed == working else None)
     if working is not None:
-        found.append(Source("committed" if working == committed else "working", _seq(working), _at(working),
-                            working, committed_seq, epoch=_epoch(working)))
+        found.append(Source("committed" if working == committed else "working", _seq(working, document),
+                            _at(working, document), working, committed_seq, epoch=_epoch(working, document)))
     for tip in tips:
         answer = published.get(tip.ref)
         if answer is None:
@@ -123,18 +125,18 @@ def newer_published(store: Store, run: str) -> Source | None:
     return best if best is not None and best.kind == "published" else None
 
 
-def _seq(data: bytes | None) -> int:
-    document = _document(data)
+def _seq(data: bytes | None, document: dict[str, Any] | None = None) -> int:
+    document = _document(data) if document is None else document
     return ledgerref.seq_of(document) if document is not None else 0
 
 
-def _epoch(data: bytes | None) -> int:
-    document = _document(data)
+def _epoch(data: bytes | None, document: dict[str, Any] | None = None) -> int:
+    document = _document(data) if document is None else document
     return ledgerref.epoch_of(document) if document is not None else 0
 
 
-def _at(data: bytes | None) -> str | None:
-    document = _document(data)
+def _at(data: bytes | None, document: dict[str, Any] | None = None) -> str | None:
+    document = _document(data) if document is None else document
     point = document.get("checkpoint") if document else None
     value = point.get("at") if isinstance(point, dict) else None
     return value if isinstance(value, str) else None

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import fence, handoff, ledgerref, secretscan
+from shiftgit.git import archive, fence, handoff, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes, write_notes
+from shiftgit.git.notestree import CatFile, git_env, note_text
 from shiftgit.ledger.store import Store, write_atomic
 from shiftgit.repo import Repo, clean_env
 
@@ -41,7 +42,7 @@ TRACKING = "refs/shift-remote"
 SNAPSHOTS = "refs/shift/"
 # Ref families a clone takes whole from the remote when it has none of its own: a run's saved conversation
 # and kept check outputs (diverged ones merge like snapshots: both histories kept).
-CARRIED = ("refs/shift/context/", "refs/shift/outputs/")
+CARRIED = ("refs/shift/context/", "refs/shift/outputs/", "refs/shift/archive")
 
 
 # -- init: configuration ---------------------------------------------------------------------------
@@ -122,7 +123,6 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
         report.attempts = attempt + 1
         _fetch(repo, name)
         if _merge_all(repo, name, report) and not _push(repo, name, report):
-            report.total = len(note_blobs(repo.root, NOTES_REF))
             mark_synced(repo, name)
             return report
         time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
@@ -160,17 +160,21 @@ def _merge_notes(repo: Repo, remote: str, report: Report) -> str | None:
 
 
 def _merge_ref(repo: Repo, remote: str, ref: str, report: Report) -> str | None:
+    """One notes ref. Each notes tree is listed once; the report's counts are the human notes'."""
     theirs_ref = f"{TRACKING}/{remote}/{ref.removeprefix('refs/')}"
     local, theirs = repo.ref(ref), repo.ref(theirs_ref)
-    if theirs is None:
+    counted = ref == NOTES_REF
+    if theirs is None or theirs == local or (local and _is_ancestor(repo, theirs, local)):
+        if counted:
+            report.total = len(note_blobs(repo.root, ref)) if local else 0
         return "none" if local is None else "up-to-date"
-    if theirs == local or (local and _is_ancestor(repo, theirs, local)):
-        return "up-to-date"
     if local is None or _is_ancestor(repo, local, theirs):
-        added = len(set(note_blobs(repo.root, theirs_ref)) - set(note_blobs(repo.root, ref)))
-        report.added = max(report.added, added)
+        other = note_blobs(repo.root, theirs_ref)
+        if counted:
+            report.added = len(set(other) - set(note_blobs(repo.root, ref) if local else ()))
+            report.total = len(other)
         return "fast-forward" if _swap(repo, ref, theirs, local) else None
-    tree = _merged_notes_tree(repo, ref, local, theirs, report)
+    tree = _merged_notes_tree(repo, ref, local, theirs, report if counted else Report(report.remote))
     commit = repo.commit_tree(tree, [local, theirs], f"shiftgit sync: merge notes from {remote}")
     return "merged" if _swap(repo, ref, commit, local) else None
 
@@ -186,9 +190,8 @@ def _merged_notes_tree(repo: Repo, ref: str, local: str, theirs: str, report: Re
         mine, other = note_blobs(repo.root, ours_ref), note_blobs(repo.root, theirs_ref)
         added = [c for c in other if c not in mine]
         differ = [c for c in other if c in mine and mine[c] != other[c]]
-        remote_texts = read_notes(repo.root, added + differ, theirs_ref)
-        local_texts = read_notes(repo.root, differ, ours_ref)
-        records = read_notes(repo.root, differ, DATA_REF) if ref == NOTES_REF else {}
+        remote_texts, local_texts = _texts(repo, other, added + differ), _texts(repo, mine, differ)
+        records = read_notes(repo.root, differ, DATA_REF) if ref == NOTES_REF and differ else {}
         updates = {c: remote_texts[c] for c in added}
         for commit in differ:
             record = handoff.parse_note(records.get(commit))
@@ -196,12 +199,19 @@ def _merged_notes_tree(repo: Repo, ref: str, local: str, theirs: str, report: Re
                     else merge_note_texts(local_texts[commit], remote_texts[commit]))
             if text != local_texts[commit]:
                 updates[commit] = text
-        report.added, report.merged = max(report.added, len(added)), max(report.merged, len(differ))
+        report.added, report.merged, report.total = len(added), len(differ), len(mine) + len(added)
         tip = write_notes(repo.root, updates, ours_ref, "shiftgit sync", retries=0) if updates else local
         return repo.git("rev-parse", f"{tip}^{{tree}}").strip()
     finally:
         for name in (ours_ref, theirs_ref):
             repo.git("update-ref", "-d", name, check=False)
+
+
+def _texts(repo: Repo, blobs: dict[str, str], commits: list[str]) -> dict[str, str]:
+    """commit -> note text, read by the blob ids a tree listing already gave (no second walk of the tree)."""
+    with CatFile(repo.root, git_env()) as cat:
+        found = cat.get([blobs[c] for c in commits])
+    return {c: note_text(c, blob) for c, blob in zip(commits, found, strict=True)}
 
 
 def fenced_runs(repo: Repo, remote: str) -> dict[str, str]:
@@ -238,6 +248,8 @@ def _merge_snapshots(repo: Repo, remote: str, fenced: Mapping[str, str]) -> dict
         if ref.startswith(ledgerref.LEDGERS):  # two machines checkpointed one run: the newer ledger on top
             tree = ledgerref.newer_tree(repo, mine, other)
             message += "\n\n" + fence.trailers(ledgerref.lease_of(repo.show(f"{tree}:{ledgerref.FILE}") or b""))
+        elif ref == archive.ARCHIVE_REF:  # two machines archived runs: every run directory kept
+            tree = archive.merged_tree(repo, mine, other)
         commit = repo.commit_tree(tree, [mine, other], message.rstrip("\n"))
         if _swap(repo, ref, commit, mine):
             done[ref] = "merged"

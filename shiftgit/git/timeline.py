@@ -1,23 +1,25 @@
 """`shiftgit log`: the checkpoint timeline along HEAD's history, newest first, read from notes.
 
-One `rev-list HEAD`, one `note_blobs` walk per notes ref, and one `cat-file --batch` for the note
-blobs (read in rounds, stopping once `limit` checkpoints are found). A working ledger's checkpoint
-that HEAD's committed ledger does not carry yet comes first, without a commit.
+`rev-list HEAD` is streamed in rounds of ROUND commits; for each round one `cat-file --batch` reads,
+per notes ref, only the fanout subtrees those commits' notes live in (each at most once), then their
+note blobs; it stops once `limit` checkpoints are found. So `log -n N` costs what N needs, not what the
+history holds. A working ledger's checkpoint that HEAD's committed ledger does not carry yet comes
+first, without a commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from shiftgit import textsafe
-from shiftgit.errors import ShiftError
+from shiftgit.errors import GitError, ShiftError
 from shiftgit.git import handoff
-from shiftgit.git.notes import note_blobs
-from shiftgit.git.notestree import CatFile
+from shiftgit.git.notestree import CatFile, Entry, id_width, notes_under, read_root
 from shiftgit.git.view import ledger_path, parse_json
 from shiftgit.ledger.store import Store
-from shiftgit.repo import clean_env
+from shiftgit.repo import Repo, clean_env
 
 ROUND = 64
 
@@ -33,33 +35,81 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
     """Checkpoints, newest first: uncommitted ones (no `commit`), then those the notes of HEAD's history hold."""
     repo = store.repo
     head = repo.head()
-    named = _history(store) if head else {}
-    blobs: dict[str, list[str]] = {}
-    for ref in notes_refs(store):
-        for commit, blob in note_blobs(repo.root, ref).items():
-            blobs.setdefault(commit, []).append(blob)
-    lost = _recomputed(store, [c for c, point in named.items() if point and c not in blobs])
-    noted = [c for c in named if c in blobs or c in lost]
     entries = _working(store, head)
     entries = _published(store, {e["id"] for e in entries}) + entries
     seen = {e["id"] for e in entries}
+    if limit is not None and len(entries) >= limit:
+        return entries[:limit]
     with CatFile(repo.root, clean_env()) as cat:
-        for commit, document in _notes(cat, noted, blobs, lost):
-            for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
-                if isinstance(point, Mapping) and point.get("id") not in seen:
-                    seen.add(point.get("id"))
-                    entries.append({**entry(point, commit, document), **({"note_missing": True}
-                                                                          if commit in lost else {})})
+        indexes = [_NoteIndex(cat, ref) for ref in notes_refs(store)]
+        for rows in _history(repo) if head else ():
+            chunk = [commit for commit, _ in rows]
+            blobs: dict[str, list[str]] = {}
+            for index in indexes:
+                for commit, blob in index.blobs(chunk).items():
+                    blobs.setdefault(commit, []).append(blob)
+            lost = _recomputed(store, [c for c, named in rows if named and c not in blobs])
+            noted = [c for c in chunk if c in blobs or c in lost]
+            for commit, document in _notes(cat, noted, blobs, lost):
+                for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
+                    if isinstance(point, Mapping) and point.get("id") not in seen:
+                        seen.add(point.get("id"))
+                        entries.append({**entry(point, commit, document),
+                                        **({"note_missing": True} if commit in lost else {})})
             if limit is not None and len(entries) >= limit:
                 break
     return entries[:limit] if limit is not None else entries
 
 
-def _history(store: Store) -> dict[str, str]:
-    """HEAD's history, newest first: commit -> the checkpoint its Shift-Checkpoint trailer names ("": none)."""
-    out = store.repo.git("log", "--format=%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)", "HEAD")
-    return {fields[0]: fields[1] if len(fields) > 1 else "" for fields in
-            (line.strip().split(" ", 1) for line in out.splitlines() if line.strip())}
+def _history(repo: Repo) -> Iterator[list[tuple[str, str]]]:
+    """HEAD's commits, newest first, ROUND at a time, as `git log` finds them (stopped when not read on), each
+    with the checkpoint its Shift-Checkpoint trailer names ("" when none)."""
+    argv = ["git", "log", "--format=%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)", "HEAD"]
+    proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    finished = False
+    try:
+        chunk: list[tuple[str, str]] = []
+        for line in proc.stdout:
+            text = line.decode("utf-8", "replace").strip()
+            if not text:
+                continue
+            commit, _, named = text.partition(" ")
+            chunk.append((commit, named.strip()))
+            if len(chunk) == ROUND:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+        finished = True
+    finally:
+        if not finished:
+            proc.kill()
+        proc.stdout.close()
+        error = proc.stderr.read().decode("utf-8", "replace")
+        proc.stderr.close()
+        if proc.wait() != 0 and finished:
+            raise GitError(argv[1:], error)
+
+
+class _NoteIndex:
+    """One notes ref's note blobs, read a fanout subtree at a time as the commits asked about need them."""
+
+    def __init__(self, cat: CatFile, ref: str) -> None:
+        tip, _, self.root = read_root(cat, ref)
+        self.cat, self.width = cat, id_width(tip)
+        self.found: dict[str, Entry] = {}
+        self.read: set[str] = set()
+
+    def blobs(self, commits: Iterable[str]) -> dict[str, str]:
+        """commit -> note blob id, for those of `commits` with a note on this ref."""
+        commits = list(commits)
+        wanted = {c[:2] for c in commits} - self.read
+        if wanted or not self.read:
+            self.found.update(notes_under(self.cat, self.root, self.width, wanted))
+            self.read |= wanted | {""}
+        return {c: self.found[c].oid for c in commits if c in self.found}
 
 
 def _recomputed(store: Store, commits: list[str]) -> dict[str, dict[str, Any]]:

@@ -6,14 +6,12 @@ shiftgit (same schema version) round-trips without losing data.
 
 from __future__ import annotations
 
-import dataclasses
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from shiftgit.ledger.canonical import canonical_bytes as canonical_bytes  # defined there: no model needed
+from shiftgit.ledger.record import Record as Record  # the machinery: ledger/record.py
 
 SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
@@ -27,65 +25,6 @@ RUN_STATUSES = ("active", "stopped", *FINISH_STATUSES)
 HISTORY_CAP = 100
 DONE_CAP = 50
 DECISIONS_CAP = 50
-
-R = TypeVar("R", bound="Record")
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
-
-
-def _build(tp: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        return _build(inner[0], value) if len(inner) == 1 else value
-    if isinstance(tp, type) and issubclass(tp, Record):
-        return tp.from_dict(value)
-    if origin is tuple:
-        return tuple(_build(args[0], v) for v in value)
-    if origin is Mapping or origin is dict:
-        return dict(value)
-    return value
-
-
-def _dump(value: Any) -> Any:
-    if isinstance(value, Record):
-        return value.to_dict()
-    if isinstance(value, tuple | list):
-        return [_dump(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _dump(v) for k, v in value.items()}
-    return value
-
-
-@dataclass(frozen=True, kw_only=True)
-class Record:
-    """Base of every ledger record: generic conversion, unknown keys kept in `extra`."""
-
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=True)
-
-    @classmethod
-    def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
-        hints = _hints(cls)
-        names = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}
-        kwargs = {name: _build(hints[name], data[name]) for name in names if name in data}
-        extra = {k: v for k, v in data.items() if k not in names}
-        return cls(**kwargs, extra=extra)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.extra)
-        for f in dataclasses.fields(self):
-            if f.name != "extra":
-                out[f.name] = _dump(getattr(self, f.name))
-        return out
-
 
 @dataclass(frozen=True, kw_only=True)
 class Budgets(Record):
@@ -315,6 +254,43 @@ class Receipt(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Review(Record):
+    """Review feedback that follows the job (`shiftgit review add|resolve`)."""
+
+    id: str
+    text: str
+    status: str = "open"  # open | resolved
+    by: str | None = None
+    file: str | None = None
+    line: int | None = None
+    created_at: str
+    resolved_at: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reopening(Record):
+    at: str
+    reason: str
+    by: str | None = None
+    from_status: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Confirmation(Record):
+    """A milestone awaiting the owner's agreement (`checkpoint --milestone --confirm`, `shiftgit confirm`)."""
+
+    id: str
+    seq: int
+    step: str | None = None
+    state: str = "awaiting"  # awaiting | confirmed | corrected
+    requested_at: str
+    by: str | None = None
+    at: str | None = None
+    correction: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Ledger(Record):
     schema_version: int = SCHEMA_VERSION
     run: str
@@ -335,9 +311,19 @@ class Ledger(Record):
     retired: tuple[Retirement, ...] = ()
     resolved: tuple[Mapping[str, Any], ...] = ()  # `checkpoint --resolve`: {kind, text, reason, at, checkpoint}
     lease: Mapping[str, Any] | None = None  # the owner lease and its epochs (runs/lease.py)
+    # issue 14 (optional: a ledger without them reads as before)
+    reviews: tuple[Review, ...] = ()
+    reopened: tuple[Reopening, ...] = ()
+    confirmations: tuple[Confirmation, ...] = ()
 
     def active_constraints(self) -> tuple[Constraint, ...]:
         return tuple(c for c in self.constraints if c.status == "active")
+
+    def open_reviews(self) -> tuple[Review, ...]:
+        return tuple(r for r in self.reviews if r.status == "open")
+
+    def awaiting_confirmation(self) -> tuple[Confirmation, ...]:
+        return tuple(c for c in self.confirmations if c.state == "awaiting")
 
     def effect(self, key: str) -> Effect | None:
         return next((e for e in self.effects if e.key == key), None)

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
-from shiftgit.ledger import validated
-from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes
+from shiftgit.ledger import incremental, validated
+from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
 from shiftgit.repo import SHIFT_DIR, Repo
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from shiftgit.ledger.model import Ledger
 
 CONFIG_VERSION = 1
+ARCHIVE_REF = "refs/shift/archive"  # finished runs' final ledgers (git/archive.py writes it)
 DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
                                   "trailers": True}
 GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
@@ -69,6 +70,7 @@ class Store:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.root = repo.shift_dir
+        self._seen: dict[str, incremental.Written] = {}  # run -> the bytes shiftgit wrote, last read or written here
         # set by runs/lease.guard: renews the owner lease in every ledger document this process writes
         self.on_write: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
@@ -90,25 +92,28 @@ class Store:
     def inside(self, *parts: str) -> Path:
         """`.shift/<parts>`, refused when it or a directory on the way is a symbolic link (it could lead
         anywhere: a hostile clone commits `.shift -> ../../elsewhere`). Nothing is followed or written."""
-        path = self.root
+        here = str(self.root)
         for part in ("", *parts):
-            path = path / part if part else path
-            if path.is_symlink():
+            here = os.path.join(here, part) if part else here
+            if os.path.islink(here):  # os.path, not pathlib: `status` asks this four times for each of 1,000 runs
+                path = Path(here)
                 rel = self.rel(path)
                 raise UsageError(f"refusing to use {rel}: it is a symbolic link (to "
                                  f"{textsafe.quote(os.readlink(path), 120)}), and shiftgit keeps its files inside the "
                                  f"work tree; nothing was read or written. Remove the link (`git rm {rel}`), then run "
                                  "`shiftgit init`")
-        return path
+        return Path(here)
 
     def ledger_path(self, run: str) -> Path:
         return self.inside("runs", validate_run_id(run), "ledger.json")
 
     def run_ids(self) -> list[str]:
-        runs = self.inside("runs")
-        if not runs.is_dir():
+        runs = str(self.inside("runs"))
+        if not os.path.isdir(runs):
             return []
-        return sorted(p.name for p in runs.iterdir() if (p / "ledger.json").is_file() and _RUN_ID.match(p.name))
+        with os.scandir(runs) as entries:  # os, not pathlib: `status` lists 1,000 runs
+            return sorted(e.name for e in entries
+                          if _RUN_ID.match(e.name) and os.path.isfile(os.path.join(e.path, "ledger.json")))
 
     # -- config ----------------------------------------------------------------------------
     def read_config(self) -> dict[str, Any]:
@@ -154,12 +159,24 @@ class Store:
         return self.ledger_path(run).exists()
 
     def read(self, run: str) -> Ledger:
-        """The run's ledger as the model; schema-checked unless shiftgit already validated these bytes."""
+        """The run's ledger as the model; schema-checked unless shiftgit already validated these bytes.
+
+        The same bytes read again in this process (`effect run` reads and writes three times) give the
+        same immutable model without parsing them again.
+        """
         from shiftgit.ledger.model import Ledger
 
         data = self._bytes(run)
-        document = self._known(data)
-        return Ledger.from_dict(document) if document is not None else self._checked(run, data)
+        seen = self._seen.get(run)
+        if seen is not None and seen.data == data and seen.ledger is not None:
+            return seen.ledger
+        document = self._known(data, migrate=True) if seen is None or seen.data != data else json.loads(data)
+        if document is None:
+            return self._checked(run, data)
+        ledger = Ledger.from_dict(document)
+        written = True if seen is not None and seen.data == data else None  # None: asked when a write needs it
+        self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
+        return ledger
 
     def document(self, run: str) -> dict[str, Any]:
         """The run's ledger as JSON, without building the model (the agent hooks' hot path)."""
@@ -171,18 +188,39 @@ class Store:
         try:
             return self.ledger_path(run).read_bytes()
         except FileNotFoundError:
+            archived = self.archived_bytes(run)
+            if archived is not None:
+                return archived
             known = ", ".join(self.run_ids()) or "none yet"
             raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
                              f"`shiftgit start {run} --goal ... --stop-when ...`") from None
 
-    def _known(self, data: bytes) -> dict[str, Any] | None:
-        """The JSON of bytes shiftgit already validated (current schema only); None when they need a check."""
+    def archived_bytes(self, run: str) -> bytes | None:
+        """The run's final ledger as `refs/shift/archive` keeps it (the run was finished or archived), or None."""
+        return self.repo.show(f"{ARCHIVE_REF}:{validate_run_id(run)}/ledger.json")
+
+    def is_archived(self, run: str) -> bool:
+        """The run's ledger left the work tree for the archive (reads still find it there)."""
+        return not self.exists(run) and self.archived_bytes(run) is not None
+
+    def _writable(self, run: str) -> None:
+        """An archived run is read-only: writing would bring its ledger back into the tree unasked."""
+        if self.is_archived(run):
+            raise UsageError(f"run {run!r} is finished and archived (refs/shift/archive); read it with "
+                             f"`shiftgit show {run}`, reopen it with `shiftgit review add {run} TEXT`, or start "
+                             "a new run; nothing was changed")
+
+    def _known(self, data: bytes, *, migrate: bool = False) -> dict[str, Any] | None:
+        """The JSON of bytes shiftgit already validated (current schema; with `migrate`, a schema 1 ledger
+        that passed the check as schema 2, as schema 2 reads it); None when they need a check."""
         if not validated.is_known(self.repo.git_dir, data):
             return None
         try:
             document = json.loads(data)
         except ValueError:
             return None
+        if migrate and isinstance(document, dict) and document.get("schema_version") != SCHEMA_VERSION:
+            document = dict(current(document))  # what `_checked` validated (schema.migrate), without jsonschema
         return document if isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION else None
 
     def _checked(self, run: str, data: bytes) -> Ledger:
@@ -201,25 +239,22 @@ class Store:
         may): only for a ledger read valid and changed by shiftgit's own typed code, as the agent hooks'
         automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
         """
-        from shiftgit.ledger.secrets import redact_obj
-
-        document = redact_obj(ledger.to_dict())
-        assert isinstance(document, dict)
-        if self.on_write is not None:
-            document = self.on_write(document)
-        if checked:
-            from shiftgit.ledger.schema import schema_errors
-
-            problems = schema_errors(document)
-            if problems:  # a bug, not bad input: keep the traceback
-                raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
+        # Against what shiftgit wrote, only what the change touched is redacted, checked and serialized again.
+        base = self._seen.get(ledger.run)
+        if base is not None and base.written is None:
+            base.written = validated.is_written(self.repo.git_dir, base.data)
+        written, problems = incremental.render(ledger, base if base is not None and base.written else None,
+                                               check=checked, on_write=self.on_write)
+        if problems:  # a bug, not bad input: keep the traceback
+            raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)
         if path.parent.exists():
             remove_stale_temps(path.parent)
-        data = canonical_bytes(document)
+        data = written.data
         write_atomic(path, data, is_json=True)
+        self._seen[ledger.run] = written
         with contextlib.suppress(OSError):  # only a speed-up: a full disk here costs one more validation later
-            validated.record(self.repo.git_dir, [data])  # the commit gate skips re-validating these bytes
+            validated.record(self.repo.git_dir, [data], written=True)  # the gate skips re-validating these bytes
 
     def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.
@@ -231,6 +266,7 @@ class Store:
         are (no work time accrues here, the next full write counts it).
         """
         with self.lock(run):
+            self._writable(run)
             changed = change(self.document(run))
             if changed is None:
                 return None
@@ -240,8 +276,8 @@ class Store:
             remove_stale_temps(path.parent)
             data = canonical_bytes(changed)
             write_atomic(path, data, is_json=True)
-            with contextlib.suppress(OSError):  # only a speed-up, as in `write`
-                validated.record(self.repo.git_dir, [data])
+            with contextlib.suppress(OSError):  # only a speed-up, as in `write`; not `written`: what the change
+                validated.record(self.repo.git_dir, [data])  # added is not redacted here: the next write redacts all
             return changed
 
     def create(self, ledger: Ledger) -> None:
@@ -259,6 +295,7 @@ class Store:
         from shiftgit.ledger.budgets import accrue
 
         with self.lock(run):
+            self._writable(run)
             before = self.read(run)
             ledger = accrue(before, change(before))
             self.write(ledger, checked=checked)

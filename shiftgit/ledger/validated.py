@@ -6,7 +6,8 @@ known good. Their blob ids (the id `git add` will give them, sha1 and sha256) ar
 `<git-dir>/shift/validated`; the gate, `Store.read` and `Store.document` run jsonschema (a 60 ms
 import) only on bytes whose blob is not listed. The file is private to the worktree, never committed,
 and bounded: past MAX_BYTES it keeps the newest KEEP lines. A lost line (a concurrent trim) only costs
-one more validation later.
+one more validation later. A line for bytes shiftgit wrote itself (so redacted: a write skips redacting
+again what it kept, `incremental.py`) carries a third token.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 NAME = "validated"
-MAX_BYTES = 64 * 1024
-KEEP = 256
+MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
+KEEP = 2048
+WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
 
 
 def blob_ids(data: bytes) -> tuple[str, str]:
@@ -32,19 +34,28 @@ def path(git_dir: str | Path) -> Path:
     return Path(git_dir, "shift", NAME)
 
 
-def record(git_dir: str | Path, data: Iterable[bytes]) -> None:
-    """Remember these ledger bytes as validated."""
+def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
+    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted)."""
     target = path(git_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    lines = "".join(" ".join(blob_ids(blob)) + "\n" for blob in data).encode()
+    lines = "".join(_line(blob_ids(blob), written) for blob in data).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        before = _key(os.fstat(fd))
         os.write(fd, lines)
-        size = os.fstat(fd).st_size
+        after = os.fstat(fd)
     finally:
         os.close(fd)
-    if size > MAX_BYTES:
+    hit = _READ.get(str(target))
+    if hit is not None and hit[0] == before:  # what this process read, plus what it added: no read again
+        hit[1].update(lines.decode().split())
+        _READ[str(target)] = (_key(after), hit[1])
+    if after.st_size > MAX_BYTES:
         _trim(target)
+
+
+def _line(ids: tuple[str, str], written: bool) -> str:
+    return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + "\n"
 
 
 def _trim(target: Path) -> None:
@@ -57,6 +68,11 @@ def _trim(target: Path) -> None:
 def is_known(git_dir: str | Path, data: bytes) -> bool:
     """Whether these exact bytes were validated (or written) by shiftgit in this worktree."""
     return blob_ids(data)[0] in known(git_dir)
+
+
+def is_written(git_dir: str | Path, data: bytes) -> bool:
+    """Whether shiftgit itself wrote these exact bytes (redacted) in this worktree."""
+    return WRITTEN + blob_ids(data)[0] in known(git_dir)
 
 
 def config_id(data: bytes) -> str:
@@ -74,9 +90,26 @@ def record_config(git_dir: str | Path, data: bytes) -> None:
         handle.write(config_id(data) + "\n")
 
 
+_READ: dict[str, tuple[tuple[int, int, int], set[str]]] = {}  # per file: its (inode, size, mtime) and ids
+
+
+def _key(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
 def known(git_dir: str | Path) -> set[str]:
-    """Every blob id recorded (both hash kinds)."""
+    """Every blob id recorded (both hash kinds); read once per process while the file stays as it was.
+
+    The set is shared: do not change it.
+    """
+    target = path(git_dir)
     try:
-        return set(path(git_dir).read_text("ascii", "replace").split())
+        key = _key(os.stat(target))
+        hit = _READ.get(str(target))
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        ids = set(target.read_text("ascii", "replace").split())
     except FileNotFoundError:
         return set()
+    _READ[str(target)] = (key, ids)  # read after the stat: never older than the key says
+    return ids

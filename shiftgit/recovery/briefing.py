@@ -20,6 +20,7 @@ from shiftgit.effects.runner import safe_to_repeat
 from shiftgit.git.record import Provenance
 from shiftgit.ledger.checkstates import check_states
 from shiftgit.ledger.model import Check, Checkpoint, Ledger
+from shiftgit.runs.reviews import review_lines
 
 LIMIT = 9500
 LINE_CAP = 240        # characters of quoted text per line in trimmable sections
@@ -163,12 +164,13 @@ def _service_line(service: Mapping[str, Any]) -> str:
     return f"{quote(str(service['name']))}: pid {service['pid']}, port {service['port']}, {state}"
 
 
-ORDER = ("record", "latest", "evidence", "failing", "plan", "changes", "done", "blocked", "doing", "effects",
-         "services", "budget", "questions", "decisions", "milestones", "history")
+ORDER = ("record", "reviews", "standing", "latest", "evidence", "failing", "plan", "changes", "done", "blocked",
+         "doing", "effects", "services", "budget", "questions", "decisions", "milestones", "history")
 TRIM_ORDER = ("history", "milestones", "decisions", "done", "changes", "questions", "doing", "effects", "services",
-              "blocked", "plan", "evidence", "failing", "budget", "latest")
-SECTION_MAX = {"history": 12, "milestones": 8, "decisions": 10, "done": 12, "questions": 8, "doing": 8, "blocked": 10,
-               "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
+              "blocked", "plan", "evidence", "failing", "budget", "standing", "reviews", "latest")
+SECTION_MAX = {"reviews": 10, "standing": 20, "history": 12, "milestones": 8, "decisions": 10, "done": 12,
+               "questions": 8, "doing": 8, "blocked": 10, "effects": 25, "services": 10, "evidence": 12, "failing": 10,
+               "changes": 20}
 
 
 def state_line(entry: Mapping[str, Any]) -> str:
@@ -228,11 +230,15 @@ def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decisi
                    reasons: Sequence[str] = (), services: Sequence[Mapping[str, Any]] = (),
                    changes: Mapping[str, Any] | None = None, failing: Sequence[Mapping[str, Any]] = (),
                    record: Sequence[str] = (), limit: int = LIMIT, rerun: bool | None = None,
-                   plan: Sequence[str] = ()) -> str:
+                   plan: Sequence[str] = (), standing: Sequence[str] = ()) -> str:
     """The briefing text for `ledger` (found at repo path `where`), at most `limit` characters.
 
-    `rerun`: whether the checks were run again for this decision (None: no decision context)."""
+    `rerun`: whether the checks were run again for this decision (None: no decision context).
+    `standing`: the repository memory's live rules (runs/memory.py), listed under "Standing rules"."""
     sections = {**_sections(ledger, services), **takeover_sections(changes, failing, record)}
+    sections["reviews"] = Section("Open review feedback", review_lines(ledger), keep=5)
+    sections["standing"] = Section("Standing rules (repository memory, each approved by a person)",
+                                   [quote(line, ESSENTIAL_CAP) for line in standing], keep=10)
     sections["plan"] = Section("Recovery plan (the contract's inspect, escalate-when, rollback)",
                                [textsafe.one_line(line) for line in plan], keep=3)
     for name, cap in SECTION_MAX.items():

@@ -25,6 +25,8 @@ from shiftgit.recovery.briefing import build_briefing
 from shiftgit.recovery.verify import Progress
 from shiftgit.repo import FileEntry, Repo
 from shiftgit.runs.contract import location
+from shiftgit.runs.memory import standing_rules
+from shiftgit.runs.reviews import awaiting_reasons
 
 EXIT = {"resume": 0, "rollback": 3, "escalate": 4, "finished": 0}
 UNSETTLED = ("unknown", "attempted")
@@ -213,7 +215,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     if ledger.status in decisions.ENDED:  # a finished run stays finished: nothing reruns, nothing turns active
         return {"decision": "finished", "reasons": decisions.finished(ledger), "edits": [], "verify": None,
                 "stop_reason": "completed" if ledger.status == "completed" else None, "plan": None}
-    escalate = _effect_reasons(ledger) + budget_reasons(ledger)
+    escalate = _effect_reasons(ledger) + budget_reasons(ledger) + awaiting_reasons(ledger)
     notes: list[str] = []
     edits: list[FileEntry] | None = []
     report = None
@@ -280,7 +282,8 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
                               reasons=verdict["reasons"], services=services, changes=changed,
                               failing=failing_checks(ledger), record=takeover.record_lines(store, chosen),
-                              rerun=_rerun(verdict), plan=plans.lines(verdict.get("plan") or {}, ledger))
+                              rerun=_rerun(verdict), plan=plans.lines(verdict.get("plan") or {}, ledger),
+                              standing=standing_rules(store))
     return {
         "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
         "changes": changed,

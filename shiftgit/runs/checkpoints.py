@@ -28,6 +28,7 @@ from shiftgit.ledger.model import (
 )
 from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
+from shiftgit.runs.reviews import request
 
 SNAPSHOT_RETRIES = 20
 ITEM_KINDS = ("done", "doing", "blocked", "questions", "decisions")
@@ -50,6 +51,7 @@ class CheckpointInput:
     note: str | None = None
     phase: str | None = None
     milestone: bool = False
+    confirm: bool = False  # the milestone awaits its owner's confirmation (runs/reviews.py)
     tokens: int = 0
     cost: float = 0.0
     turn: int | None = None
@@ -64,6 +66,8 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     `checked=False` (the agent hooks) writes without the schema check: see `Store.write`."""
     if spec.tokens < 0 or spec.cost < 0 or (spec.turn is not None and spec.turn < 0):
         raise UsageError("--tokens, --cost and --turn cannot be negative")
+    if spec.confirm and not spec.milestone:
+        raise UsageError("--confirm asks the owner to confirm a milestone: add --milestone; nothing was recorded")
     if spec.resolve and not (spec.reason or "").strip():
         raise UsageError("--resolve needs a reason: `shiftgit checkpoint --resolve TEXT --reason R`; nothing was "
                          "written")
@@ -107,9 +111,10 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
         retired = tuple(r if r.checkpoint is not None else replace(r, checkpoint=seq) for r in ledger.retired)
-        return replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at,
-                       retired=retired, resolved=(*ledger.resolved, *resolutions)[-RESOLVED_CAP:],
-                       extra=_unverified_sessions(ledger, spec.auto), **_close_stop(ledger, seq))
+        ledger = replace(ledger, checkpoint=point, pending_checks=(), history=history, spend=spend, updated_at=at,
+                         retired=retired, resolved=(*ledger.resolved, *resolutions)[-RESOLVED_CAP:],
+                         extra=_unverified_sessions(ledger, spec.auto), **_close_stop(ledger, seq))
+        return request(ledger, seq, spec.step, at) if spec.confirm else ledger
 
     store.update(run, change, checked=checked)
     publish(store, run)

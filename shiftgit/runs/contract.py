@@ -55,8 +55,11 @@ class ContractInput:
     rollback_plan: str | None = None
 
 
-def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str]]:
-    """Write a new run's contract and make it active here. Returns the ledger and warnings."""
+def start(store: Store, run: str, spec: ContractInput,
+          template: Mapping[str, Any] | None = None) -> tuple[Ledger, list[str]]:
+    """Write a new run's contract and make it active here. Returns the ledger and warnings.
+
+    `template`: {"name", "sha256"} of the template that filled the contract (runs/templates.py)."""
     if not spec.goal.strip() or not spec.stop_when.strip():
         raise UsageError("a run needs a goal and a stop condition: --goal TEXT --stop-when TEXT")
     both = set(spec.allow) & set(spec.forbid)
@@ -70,8 +73,12 @@ def start(store: Store, run: str, spec: ContractInput) -> tuple[Ledger, list[str
                         allow=spec.allow, forbid=spec.forbid, artifacts=spec.artifacts, accept=accept,
                         scope=spec.scope, inspect=spec.inspect, escalate_when=spec.escalate_when,
                         rollback_plan=spec.rollback_plan, **location(store))
-    constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at) for t in spec.constraints if t.strip())
-    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints)
+    from_template = set(template.get("constraints") or ()) if template else set()
+    constraints = tuple(Constraint(id=new_id("c"), text=t, added_at=at,
+                                   extra={"source": "template" if t in from_template else "contract"})
+                        for t in spec.constraints if t.strip())
+    used = {"template": {k: template[k] for k in ("name", "sha256") if k in template}} if template else {}
+    ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints, extra=used)
     warnings = scope_overlaps(store, run, spec.scope)
     store.create(ledger)
     store.set_active(run)
@@ -163,7 +170,7 @@ def _prefix(glob: str) -> str:
 def add_constraint(store: Store, run: str, text: str) -> Constraint:
     if not text.strip():
         raise UsageError("a constraint needs text, e.g. `shiftgit constraint add \"no deploys on fridays\"`")
-    record = Constraint(id=new_id("c"), text=text, added_at=now_iso())
+    record = Constraint(id=new_id("c"), text=text, added_at=now_iso(), extra={"source": "added"})
     store.update(run, lambda ledger: replace(ledger, constraints=(*ledger.constraints, record),
                                              updated_at=record.added_at))
     return record

@@ -48,6 +48,9 @@ def finish(store: Store, run: str, status: str, reviewer_action: str | None, ass
     store.update(run, change)
     if store.active_run({}) == run:
         store.set_active(None)
+    from shiftgit.runs.archive import archive_run
+
+    archive_run(store, run)  # the final ledger and receipt leave the tree for refs/shift/archive
     return made[0]
 
 

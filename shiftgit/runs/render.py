@@ -39,11 +39,36 @@ def status_report(store: Store) -> dict[str, Any]:
             **_attention(ledger),
             **_newest(run, records.get(run, [])),
         })
+    runs += _archived(store, {r["id"] for r in runs})
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
     except ShiftError as exc:
         return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs, **_takeover(store)}
     return {"active": _active(store), "runs": runs, **_takeover(store)}
+
+
+def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
+    """The archived runs (refs/shift/archive) not in the work tree: `"archived": true`, read-only."""
+    import json
+
+    from shiftgit.git.archive import read_ledgers
+
+    rows = []
+    for run, data in sorted(read_ledgers(store.repo).items()):
+        if run in here:
+            continue
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            found, terms = doc.get("checkpoint"), doc.get("contract")
+            point: dict[str, Any] = found if isinstance(found, dict) else {}
+            contract: dict[str, Any] = terms if isinstance(terms, dict) else {}
+            rows.append({"id": run, "status": doc.get("status"), "goal": contract.get("goal"),
+                         "stop": doc.get("stop"), "checkpoint": point.get("seq"), "updated_at": doc.get("updated_at"),
+                         "archived": True})
+    return rows
 
 
 def errors(report: dict[str, Any]) -> list[str]:
@@ -54,7 +79,7 @@ def errors(report: dict[str, Any]) -> list[str]:
 
 def exit_code(report: dict[str, Any]) -> int:
     """0 all read; 1 some run unreadable, listed beside the healthy ones; 2 not one run could be read."""
-    runs = report["runs"]
+    runs = [run for run in report["runs"] if not run.get("archived")]  # archived ones are read from git, never broken
     if runs and all(run.get("error") for run in runs):
         return 2
     return 1 if errors(report) else 0
@@ -95,7 +120,10 @@ def status_text(report: dict[str, Any]) -> str:
     if not report["runs"]:
         return "\n".join(["no runs yet; start one with `shiftgit start ID --goal ... --stop-when ...`", *tail])
     lines = [f"! active-run pointer: {report['active_error']}"] if report.get("active_error") else []
+    archived = [run for run in report["runs"] if run.get("archived")]
     for run in report["runs"]:
+        if run.get("archived"):
+            continue
         if run.get("error"):
             lines.append(f"! {run['id']:<20} {'UNREADABLE':<9} {run['error']}")
             continue
@@ -110,6 +138,8 @@ def status_text(report: dict[str, Any]) -> str:
         if run.get("adopt"):
             lines.append(f"    newer record: {textsafe.one_line(run['source']['describe'])}; adopt it: "
                          f"`{run['adopt']}`")
+    if archived:
+        lines.append(f"  ({len(archived)} archived run(s): `shiftgit runs --archived`)")
     return "\n".join([*lines, *tail])
 
 
@@ -213,6 +243,13 @@ def markdown(ledger: Ledger) -> str:
                 if isinstance(a, Mapping) else f"- commit `{a}`" for a in r.artifacts]
         if r.extra.get("override"):
             out.append(f"- finished over unmet acceptance checks: {r.extra['override']}")
+    if ledger.reviews or ledger.confirmations:
+        out += ["", "## Reviews and confirmations", ""]
+        out += [f"- review `{v.id}` ({v.status}{', by ' + v.by if v.by else ''}): {v.text}"
+                + (f" — `{v.file}`" + (f":{v.line}" if v.line else "") if v.file else "")
+                + (f" — resolved: {v.reason}" if v.status == "resolved" else "") for v in ledger.reviews]
+        out += [f"- milestone #{c.seq} ({c.step or ''}): {c.state}" + (f" by {c.by}" if c.by else "")
+                + (f" — correction: {c.correction}" if c.correction else "") for c in ledger.confirmations]
     return "\n".join(out) + "\n"
 
 

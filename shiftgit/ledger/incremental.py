@@ -1,0 +1,230 @@
+"""A ledger write at the cost of what changed, not of the whole ledger.
+
+`Store.write` redacts secrets from every string, schema-checks the document and serializes it
+canonically; at 1,000 effects that was most of an `effect run` (three writes, each linear). The model is
+immutable and a change keeps the records it does not touch as the same objects, so against a base —
+a ledger this process wrote, or read from bytes shiftgit itself wrote (`validated.is_written`) — a
+record (or a whole top-level value) that *is* the base's needs nothing again: its JSON was redacted and
+schema-checked, and its canonical text is known. What differs is built, redacted and checked:
+
+- the schema check covers the whole top level and, of each top-level array whose schema says nothing
+  but `items` (so every item is judged alone), the items that are new; an array whose schema constrains
+  the array itself, or a root schema with a keyword that couples properties, is checked whole;
+- the canonical bytes are spliced from per-item texts, byte for byte what `canonical_bytes` gives
+  (the tests compare them).
+
+Bytes shiftgit did not write itself are never a base: the first write after them is the full one.
+Reads are not affected (store.py): bytes nobody vouched for are checked whole, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shiftgit.ledger.model import Ledger
+
+# Root keywords under which a property's value is judged by its own subschema alone.
+_ROOT_KEYWORDS = frozenset({"$schema", "$id", "$defs", "title", "description", "type", "required", "properties",
+                            "additionalProperties", "$comment"})
+_ITEMS_ONLY = frozenset({"type", "items", "description", "$comment"})
+
+
+class Item:
+    """One record of a top-level array: the model object, its JSON (redacted), its canonical text at depth 2."""
+
+    __slots__ = ("json", "record", "text")
+
+    def __init__(self, record: object, data: Any) -> None:
+        self.record, self.json, self.text = record, data, ""
+
+    def canonical(self) -> str:
+        if not self.text:
+            self.text = _text(self.json, 2)
+        return self.text
+
+
+class Part:
+    """One top-level key: the model's value, its JSON (redacted), its items when it is an array of records."""
+
+    __slots__ = ("items", "json", "text", "value")
+
+    def __init__(self, value: object, data: Any, items: list[Item] | None = None) -> None:
+        self.value, self.json, self.items, self.text = value, data, items, ""
+
+    def canonical(self) -> str:
+        if not self.text:
+            if self.items:
+                self.text = "[\n" + ",\n".join("    " + item.canonical() for item in self.items) + "\n  ]"
+            else:
+                self.text = _text(self.json, 1)
+        return self.text
+
+
+class Written:
+    """A ledger's bytes as this process last read or wrote them, the model (None when redaction changed it)
+    and its parts; `written`: whether shiftgit wrote those bytes (None: not asked yet). Only written
+    bytes are a base for the next write."""
+
+    __slots__ = ("_document", "data", "ledger", "parts", "written")
+
+    def __init__(self, data: bytes, ledger: Ledger | None, parts: dict[str, Part] | None = None,
+                 document: dict[str, Any] | None = None, written: bool | None = True) -> None:
+        self.data, self.ledger, self.parts, self._document, self.written = data, ledger, parts, document, written
+
+    def base(self) -> dict[str, Part]:
+        """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
+        if self.parts is None:
+
+            assert self.ledger is not None and self._document is not None
+            parts: dict[str, Part] = {}
+            text = self.data.decode("utf-8")
+            for name, value in _values(self.ledger):
+                if name not in self._document:
+                    continue
+                old = self._document[name]
+                if isinstance(value, tuple) and _records(value) and isinstance(old, list) and len(old) == len(value):
+                    items = [Item(r, r.to_dict()) for r in value]
+                    for item, piece in zip(items, _slices(text, name, len(items)), strict=False):
+                        item.text = piece  # the bytes are canonical (shiftgit wrote them): its text as it is
+                    items = [i for i, data in zip(items, old, strict=True) if i.json == data]
+                    parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
+                # Other top-level values are small and built again: what `on_write` (the lease) put in
+                # these bytes was not redacted, and a full write would redact it now.
+            self.parts, self._document = parts, None
+        return self.parts
+
+
+def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "ledger.schema.json",
+           on_write: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Written, list[str]]:
+    """`ledger` redacted, changed by `on_write` (the lease renewal, after redaction), checked (when `check`)
+    and serialized, reusing what is `base`'s: (written, problems)."""
+    from shiftgit.ledger.record import _dump
+    from shiftgit.ledger.secrets import redact_obj
+
+    old_parts = base.base() if base is not None else {}
+    arrays = _item_arrays(schema)
+    parts: dict[str, Part] = {}
+    fresh: dict[str, list[Any]] = {}  # the items the schema has not seen
+    differs = False
+    for name, value in _values(ledger):
+        old = old_parts.get(name)
+        if old is not None and old.value is value and old.value is not None:
+            parts[name] = old
+        elif name in arrays and _records(value):
+            index = {id(item.record): item for item in old.items or ()} if old is not None else {}
+            items = []
+            for record in value:  # type: ignore[attr-defined]
+                item = index.get(id(record))
+                if item is None or item.record is not record:
+                    raw = record.to_dict()
+                    item = Item(record, redact_obj(raw))
+                    differs = differs or item.json != raw
+                    fresh.setdefault(name, []).append(item.json)
+                items.append(item)
+            parts[name] = Part(value, [item.json for item in items], items)
+        else:
+            raw = _dump(value)
+            parts[name] = Part(value, redact_obj({name: raw})[name])  # type: ignore[index]  # the key's own rule
+            differs = differs or parts[name].json != raw
+    document = {name: part.json for name, part in parts.items()}
+    written = ledger
+    if on_write is not None:  # what it sets is never reused (the next write redacts it, as a full write did)
+        changed = on_write(dict(document))
+        for name in [n for n in parts if n not in changed]:
+            del parts[name]
+            differs = True
+        updates = {}
+        for name, value in changed.items():
+            if name not in parts or value is not parts[name].json:
+                updates[name] = value
+                parts[name] = Part(None, value)
+        written = _patched(ledger, updates) if updates else ledger
+        document = {name: part.json for name, part in parts.items()}
+    problems: list[str] = []
+    if check:
+        from shiftgit.ledger.schema import schema_errors
+
+        reduced = {**document, **{n: fresh.get(n, []) for n in arrays if n in document}} if base else document
+        problems = schema_errors(reduced, schema)
+        if problems and base is not None:
+            problems = schema_errors(document, schema)  # every problem, with the real paths
+    return Written(canonical(parts), None if differs else written, parts), problems
+
+
+def _patched(ledger: Ledger, updates: dict[str, Any]) -> Ledger:
+    """The model of `ledger` with top-level values set as a read of the written bytes would build them."""
+    import dataclasses
+
+    from shiftgit.ledger.record import _plan
+
+    fields = dict(_plan(type(ledger))[0])
+    values: dict[str, Any] = {}
+    extra = dict(ledger.extra)
+    for name, value in updates.items():
+        if name in fields:
+            convert = fields[name]
+            values[name] = value if value is None or convert is None else convert(value)
+        else:
+            extra[name] = value
+    return dataclasses.replace(ledger, **values, extra=extra)
+
+
+def canonical(parts: dict[str, Part]) -> bytes:
+    """`canonical_bytes` of the parts' document, from their texts (sorted keys, two-space indent)."""
+    if not parts:
+        return b"{}\n"
+    lines = [f"  {json.dumps(name, ensure_ascii=False)}: {parts[name].canonical()}" for name in sorted(parts)]
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+
+
+def _slices(text: str, name: str, count: int) -> list[str]:
+    """The canonical texts of the COUNT items of top-level array NAME in canonical `text` ([] if not found).
+
+    At depth 1 a line is indented two spaces, an item of a top-level array starts four spaces in, and
+    the lines inside it six or more (a string holds no raw line break): those markers are unambiguous.
+    """
+    head = f"\n  {json.dumps(name, ensure_ascii=False)}: [\n    "
+    start = text.find(head)
+    end = text.find("\n  ]", start) if start >= 0 else -1
+    if end < 0:
+        return []
+    pieces = text[start + len(head):end].split(",\n    {")
+    pieces = pieces[:1] + ["{" + piece for piece in pieces[1:]]
+    return pieces if len(pieces) == count else []
+
+
+def _text(value: Any, depth: int) -> str:
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
+
+
+def _values(ledger: Ledger) -> list[tuple[str, object]]:
+    """The top-level keys and values as `Ledger.to_dict` orders them: unknown keys, then the fields."""
+    import dataclasses
+
+    values: dict[str, object] = dict(ledger.extra)
+    for f in dataclasses.fields(ledger):
+        if f.name != "extra":
+            values[f.name] = getattr(ledger, f.name)
+    return list(values.items())
+
+
+def _records(value: object) -> bool:
+    from shiftgit.ledger.record import Record
+
+    return isinstance(value, tuple) and all(isinstance(v, Record) for v in value)
+
+
+@cache
+def _item_arrays(name: str) -> frozenset[str]:
+    """Top-level properties whose schema is only an array of independently checked items."""
+    from shiftgit.ledger.schema import schema_text
+
+    root = json.loads(schema_text(name))
+    if not isinstance(root, dict) or set(root) - _ROOT_KEYWORDS or not isinstance(root.get("properties"), dict):
+        return frozenset()
+    return frozenset(key for key, sub in root["properties"].items()
+                     if isinstance(sub, dict) and sub.get("type") == "array" and set(sub) <= _ITEMS_ONLY)
