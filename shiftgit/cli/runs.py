@@ -89,14 +89,12 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
     A check's latest result is carried from checkpoint to checkpoint until it is rerun or retired.
-    Exit 4, nothing run, when another place holds the run's lease or took the run over.
-    With --json the recorded check is printed on stdout as JSON (the command's output goes to stderr).
+    Exit 4, nothing run, when another place holds the run's lease or took the run over; --json prints the record.
 
     \b
     Example:
       shiftgit check --name unit --covers "src/**" -- pytest -q tests/
       shiftgit check --keep-output -- pytest -q
-      shiftgit check --json --name unit -- pytest -q
       shiftgit check --retire e2e-old --reason "replaced by e2e"
     """
     from shiftgit.evidence import runner as evidence
@@ -111,19 +109,14 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
                              covers=covers, junit=junit, env=env_names, keep_output=keep_output)
     echo = None if quiet else (getattr(sys.stderr, "buffer", None) if as_json else evidence.stdout_binary())
     record = checks.check(store, run_id, spec, echo=echo)
-    if as_json:
-        emit({"run": run_id, "check": record.to_dict()})
-        sys.exit(124 if record.exit_code is None else record.exit_code)
     outcome = record.outcome
     counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
     status = "timed out" if record.timed_out else f"exit {record.exit_code}"
-    click.echo(f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""), err=True)
-    for test in record.failing[:10]:
-        click.echo(f"  failing: {test}", err=True)
-    if record.output_blob:
-        click.echo(f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)", err=True)
-    for line in checks.overrun(store, run_id):
-        click.echo(f"shiftgit: warning: {line}", err=True)
+    lines = [f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""),
+             *(f"  failing: {test}" for test in record.failing[:10])]
+    lines += [f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)"] * bool(record.output_blob)
+    lines += [f"shiftgit: warning: {line}" for line in checks.overrun(store, run_id)]
+    emit({"run": run_id, "check": record.to_dict()}) if as_json else click.echo("\n".join(lines), err=True)
     sys.exit(124 if record.exit_code is None else record.exit_code)
 
 
