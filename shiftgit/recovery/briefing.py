@@ -126,8 +126,9 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
                  for d in reversed(point.decisions if point else ())]
     history = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
+    steps: tuple[Any, ...] = (*ledger.history, *([point] if point else []))  # history entries, then the checkpoint
     milestones = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}"
-                  for h in reversed((*ledger.history, *([point] if point else [])))
+                  for h in reversed(steps)
                   if getattr(h, "milestone", False) or h.extra.get("milestone") is True]
     return {
         "milestones": Section("Milestones reached (latest first)", milestones, keep=3),
