@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"shiftgit, version {__version__}\n")
         return 0
-    if len(args) >= 2 and args[0] == "hook":
+    if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args[1:3]):
         from shiftgit.agents.events import AGENTS
 
         if args[1] in AGENTS:

@@ -81,6 +81,7 @@ def test_a_commit_whose_note_is_missing_breaks_rule_8(tmp_path: Path) -> None:
     repo, _ = remote_repo(tmp_path)
     gated_commit(repo, BROKEN, "gated")
     repo.git("notes", "--ref=shift", "remove", "HEAD")
+    repo.git("notes", "--ref=shift-data", "remove", "HEAD")
     report = json.loads(repo.sg("ci", "check", "--json", "--no-fetch").stdout)
     problems = by_subject(report)["gated"]["problems"]
     assert [p["rule"] for p in problems] == [8]
@@ -90,7 +91,7 @@ def test_a_commit_whose_note_is_missing_breaks_rule_8(tmp_path: Path) -> None:
 def test_ci_reads_the_notes_a_fresh_clone_fetches_itself(tmp_path: Path) -> None:
     repo, remote = remote_repo(tmp_path)
     ungated_commit(repo, BROKEN, "hotfix", env={"SHIFT_SKIP": "reviewed"})
-    repo.git("push", "-q", "origin", "main", "refs/notes/shift")
+    repo.git("push", "-q", "origin", "main", "refs/notes/shift", "refs/notes/shift-data")
     clone = Repo(tmp_path / "clone")
     subprocess.run(["git", "clone", "-q", str(remote), str(clone.path)], check=True)
     offline = clone.sg("ci", "check", "origin/main~1..origin/main", "--no-fetch")  # no notes here: no skip

@@ -31,9 +31,11 @@ def note(repo: Repo, rev: str = "HEAD") -> str | None:
 
 
 def note_json(repo: Repo, rev: str = "HEAD") -> dict[str, Any]:
-    text = note(repo, rev)
-    assert text is not None, f"no note on {rev}"
-    return json.loads(text.rstrip("\n").rsplit("\n", 1)[-1])
+    """The machine record of a commit (refs/notes/shift-data), written with its human note."""
+    assert note(repo, rev) is not None, f"no note on {rev}"
+    proc = repo.run(["git", "notes", "--ref=shift-data", "show", rev])
+    assert proc.returncode == 0, f"no record on {rev}"
+    return json.loads(proc.stdout)
 
 
 def step(repo: Repo, name: str, content: str | None = None, **env: str) -> str:
@@ -195,17 +197,18 @@ def test_the_note_reads_in_git_log_and_its_json_is_the_committed_checkpoint(run_
     assert run_repo.commit("wip").returncode == 0
     text = note(run_repo) or ""
     lines = text.splitlines()
-    assert lines[0] == "shiftgit handoff: demo #1 — found the sub bug"
-    assert lines[1] == "next: fix sub() (done when test_sub passes)"
-    assert lines[2] == "checks: unit exit 1 — 1 passed, 1 failed: tests/test_calc.py::test_sub"
-    assert lines[3] == "files: calc.py"
-    shown = run_repo.git("log", "-1")
-    assert "Notes (shift):" in shown and "found the sub bug" in shown
     committed = json.loads(run_repo.git("show", f"HEAD:{LEDGER}"))["checkpoint"]
-    document = json.loads(lines[-1])
+    assert lines == [f"shiftgit: demo #1 {committed['id']} — found the sub bug",
+                     "next: fix sub() — done when: test_sub passes",
+                     "checks: 0 passed, 1 failed, 0 stale — failing: tests/test_calc.py::test_sub",
+                     "files: 1 changed — calc.py"]
+    shown = run_repo.git("log", "-1")
+    assert "Notes (shift):" in shown and "found the sub bug" in shown and "{" not in shown  # no JSON
+    record = run_repo.git("notes", "--ref=shift-data", "show", "HEAD")
+    document = json.loads(record)
     assert document["checkpoints"] == [{**committed, "run": "demo"}]
-    assert lines[-1] == json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert handoff.note_text(document) == text
+    assert record == json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    assert handoff.pair(document) == (text, record)
 
 
 def test_no_handoff_note_and_no_note_for_commits_without_ledger_changes(run_repo: Repo) -> None:

@@ -51,11 +51,11 @@ def test_notes_fetched_from_other_clones_join_the_timeline(run_repo: Repo) -> No
     mine = checkpoint_and_commit(run_repo, "mine")
     base = run_repo.git("rev-parse", "HEAD~1").strip()
     theirs = {"id": "p1-0123456789ab", "seq": 1, "at": "2030-01-01T00:00:00Z", "step": "theirs", "run": "other"}
-    same = json.loads(run_repo.git("notes", "--ref=shift", "show", mine).rsplit("\n", 2)[-2])["checkpoints"][0]
-    remote = {base: handoff.note_text({"shift_note": 1, "checkpoints": [theirs], "runs": ["other"]}),
-              mine: handoff.note_text({"shift_note": 1, "checkpoints": [same, {**theirs, "id": "p2-x", "seq": 2}],
+    same = json.loads(run_repo.git("notes", "--ref=shift-data", "show", mine))["checkpoints"][0]
+    remote = {base: handoff.data_text({"shift_note": 1, "checkpoints": [theirs], "runs": ["other"]}),
+              mine: handoff.data_text({"shift_note": 1, "checkpoints": [same, {**theirs, "id": "p2-x", "seq": 2}],
                                        "runs": ["demo", "other"]})}
-    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes/shift")  # where sync and fetch put it
+    write_notes(run_repo.path, remote, ref="refs/shift-remote/origin/notes/shift-data")  # where sync and fetch put it
     log = run_repo.json("log")
     assert [(e["commit"], e["run"], e["step"]) for e in log] == [
         (mine, "other", "theirs"), (mine, "demo", "mine"), (base, "other", "theirs")]
@@ -67,8 +67,11 @@ def test_a_note_sync_merged_by_keeping_both_texts_reads_as_one() -> None:
 
     one = {"id": "p1-a", "seq": 1, "at": "2030-01-01T00:00:00Z", "step": "a", "run": "a"}
     two = {"id": "p1-b", "seq": 1, "at": "2030-01-02T00:00:00Z", "step": "b", "run": "b"}
-    left = handoff.note_text({"shift_note": 1, "checkpoints": [one], "runs": ["a"]})
-    right = handoff.note_text({"shift_note": 1, "checkpoints": [two], "runs": ["b"], "skip": "why"})
+    def old(document: dict[str, object]) -> str:  # a note written before the split: JSON on its last line
+        return handoff.note_text(document) + handoff.data_text(document)
+
+    left = old({"shift_note": 1, "checkpoints": [one], "runs": ["a"]})
+    right = old({"shift_note": 1, "checkpoints": [two], "runs": ["b"], "skip": "why"})
     both = merge_note_texts(merge_note_texts(left, "reviewed by Ada\n"), right)  # a plain note forces keep-both
     assert MARKER in both and "reviewed by Ada" in both
     document = handoff.parse_note(both)

@@ -79,7 +79,12 @@ def test_unparseable_or_disagreeing_notes_are_both_kept() -> None:
 HANDOFF_POINT = st.builds(lambda i, run: {"id": f"p-{run}{i}", "run": run, "seq": i, "step": f"step {i}",
                                           "next": {"action": f"next {i}"}},
                           st.integers(1, 6), st.sampled_from(["a", "b"]))
-HANDOFF = st.builds(lambda points, skip: handoff.note_text(
+def _old_layout(document: dict[str, object]) -> str:
+    """A note written before the split: human lines, then the JSON."""
+    return handoff.note_text(document) + handoff.data_text(document)
+
+
+HANDOFF = st.builds(lambda points, skip: _old_layout(
     {"shift_note": 1, "checkpoints": list({p["id"]: p for p in points}.values()),
      "runs": sorted({str(p["run"]) for p in points}), **({"skip": skip} if skip else {})}),
     st.lists(HANDOFF_POINT, max_size=3), st.sampled_from([None, "hotfix", "ci down"]))
@@ -96,5 +101,7 @@ def test_handoff_notes_merge_through_the_handoff_format(a: str, b: str, c: str) 
     assert document is not None and MARKER not in merged
     ids = {p["id"] for text in (a, b) for p in (handoff.parse_note(text) or {})["checkpoints"]}
     assert {p["id"] for p in document["checkpoints"]} == ids
-    for point in document["checkpoints"]:
-        assert f"shiftgit handoff: {point['run']} #{point['seq']} — {point['step']}" in merged
+    human = merged.splitlines()[:-1]  # the human lines, rendered from the merged record: at most 8
+    assert human == handoff.note_text(document).splitlines() and len(human) <= handoff.MAX_LINES
+    first = document["checkpoints"][0] if document["checkpoints"] else None
+    assert first is None or f"shiftgit: {first['run']} #{first['seq']} {first['id']} — {first['step']}" in merged

@@ -472,8 +472,18 @@ def test_cargo_nextest() -> None:
         failing=("calc tests::subs", "calc::it integration_slow"))
 
 
-@pytest.mark.skipif(CARGO is None, reason="cargo is not installed")
+def _cargo_works() -> str | None:
+    """Why cargo cannot build here (None when it can): rustup's `cargo` with no toolchain in RUSTUP_HOME fails."""
+    if CARGO is None:
+        return "cargo is not installed"
+    proc = subprocess.run(["cargo", "--version"], capture_output=True, text=True, env=clean_env(**RUST_ENV))
+    return None if proc.returncode == 0 else f"cargo has no toolchain here: {proc.stderr.strip()[:200]}"
+
+
 def test_real_cargo_test(tmp_path: Path) -> None:
+    why = _cargo_works()
+    if why:
+        pytest.skip(why)
     (tmp_path / "src").mkdir()
     (tmp_path / "tests").mkdir()
     (tmp_path / "Cargo.toml").write_text('[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n')

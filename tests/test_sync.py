@@ -109,7 +109,8 @@ def test_plain_fetch_never_fails_nor_wipes_local_notes(tmp_path: Path) -> None:
     from shiftgit.git.sync import notes_refs
     from shiftgit.repo import Repo as CoreRepo
 
-    assert notes_refs(CoreRepo.open(a.path)) == ["refs/notes/shift", "refs/shift-remote/origin/notes/shift"]
+    assert notes_refs(CoreRepo.open(a.path)) == ["refs/notes/shift-data", "refs/notes/shift",
+                                                 "refs/shift-remote/origin/notes/shift"]
     a.ok("sync")
     assert mine[0] in notes(origin)
 
@@ -162,3 +163,26 @@ def test_log_reads_the_notes_a_plain_fetch_brought(tmp_path: Path) -> None:
     assert b.git("notes", "--ref=shift", "list") == ""
     steps = [e["step"] for e in b.json("log") if e.get("commit")]
     assert steps == ["edited on a"]
+
+
+def test_sync_carries_the_records_and_renders_merged_notes_from_them(tmp_path: Path) -> None:
+    """Both clones record a checkpoint on one shared commit: after syncing both ways each side holds one
+    record with both checkpoints, and the human note is rendered from it (no JSON, no keep-both marker)."""
+    from shiftgit.git import handoff
+
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    shared = a.head()
+    for clone, name in ((a, "a"), (b, "b")):
+        point = {"id": f"p1-{name}", "seq": 1, "run": name, "step": f"step of {name}", "at": "2030-01-01T00:00:00Z"}
+        human, data = handoff.pair({"shift_note": 1, "checkpoints": [point], "runs": [name]})
+        clone.git("notes", "--ref=shift", "add", "-f", "-m", human.rstrip("\n"), shared)
+        clone.git("notes", "--ref=shift-data", "add", "-f", "-m", data.rstrip("\n"), shared)
+    a.ok("sync")
+    b.ok("sync")
+    a.ok("sync")
+    for clone in (a, b):
+        record = json.loads(clone.git("notes", "--ref=shift-data", "show", shared))
+        assert sorted(p["id"] for p in record["checkpoints"]) == ["p1-a", "p1-b"]
+        note = clone.git("notes", "--ref=shift", "show", shared)
+        assert "step of a" in note and "step of b" in note and "{" not in note and "merged note" not in note
+    assert origin.git("notes", "--ref=shift-data", "show", shared) == a.git("notes", "--ref=shift-data", "show", shared)

@@ -105,7 +105,9 @@ def _checkpoint(store: Store, run: str, event: str, session: str, turn: int) -> 
     from shiftgit.runs import checkpoints
 
     note = f"auto: {event} (session {session})"
-    spec = checkpoints.CheckpointInput(note=note, auto=event, unrecorded=unrecorded(state), session=session,
+    step = (f"auto-checkpoint at the agent's {event} hook: {len(state.files)} file(s) changed, "
+            f"{state.pending_checks} check(s) run since the last checkpoint")
+    spec = checkpoints.CheckpointInput(step=step, note=note, auto=event, unrecorded=unrecorded(state), session=session,
                                        turn=turn)
     point = checkpoints.checkpoint(store, run, spec, checked=False)  # the hook's budget has no room for jsonschema
     return f"shiftgit: recorded checkpoint #{point.seq} of run {run} ({note})"

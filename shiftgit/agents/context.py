@@ -167,7 +167,8 @@ def _decisions(decisions: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _steps(history: Sequence[Mapping[str, Any]], point: Mapping[str, Any]) -> list[str]:
-    steps = [h for h in history if h.get("step")][-(STEPS_SHOWN - 1):]
+    steps = [h for h in history if h.get("step") and not str(h["step"]).startswith("auto-checkpoint at ")]
+    steps = steps[-(STEPS_SHOWN - 1):]
     if point.get("seq") is not None:
         steps.append(point)
     if not steps:

@@ -96,8 +96,8 @@ def repo_checks(repo: Repo) -> list[Check]:
                       "shiftgit init")]
     checks = [Check("initialised", True, ".shift/config.json")]
     checks.append(git_hooks(repo, git_install))
-    missing = [key for key, value in NOTES_CONFIG
-               if value not in repo.git("config", "--local", "--get-all", key, check=False).split()]
+    missing = [key for key, values in NOTES_CONFIG
+               if not set(values) <= set(repo.git("config", "--local", "--get-all", key, check=False).split())]
     checks.append(Check("notes config", not missing, f"missing: {', '.join(missing)}" if missing else
                         "notes shown in git log and carried by rebase/amend", "shiftgit init" if missing else None))
     remotes = repo.git("remote", check=False).split()

@@ -45,6 +45,9 @@ def hook(names: tuple[str, ...]) -> None:
     from shiftgit.errors import UsageError
     from shiftgit.git.context import GIT_HOOKS
 
+    if {"-h", "--help"} & set(names):  # `hook claude --help`: this help, exit 0
+        click.echo(click.get_current_context().get_help())
+        return
     given = " ".join(names) or "(nothing)"
     raise UsageError(f"unknown hook {given!r}; use one of: {', '.join(GIT_HOOKS)}, "
                      f"or an agent ({', '.join(AGENT_HOOKS)}) and an event — see `shiftgit hook --help`")

@@ -9,9 +9,11 @@ import tempfile
 from pathlib import Path
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b  # bug\n"
-TESTS = ("from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-         "def test_sub():\n    assert sub(5, 3) == 2\n")
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+# The project's tests use the standard library only: the tour runs wherever shiftgit is installed.
+TESTS = ("import unittest\n\nfrom calc import add, sub\n\n\nclass CalcTest(unittest.TestCase):\n"
+         "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n"
+         "    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n")
+UNITTEST = [sys.executable, "-m", "unittest", "discover", "-s", "tests"]
 
 
 class Tour:
@@ -69,8 +71,7 @@ def tour(root: Path) -> int:
     t.sh("git", "init", "-q", "-b", "main", show=False)
     t.write("calc.py", CALC)
     t.write("tests/test_calc.py", TESTS)
-    t.write("conftest.py", "")
-    t.write(".gitignore", "__pycache__/\n.pytest_cache/\n")
+    t.write(".gitignore", "__pycache__/\n")
     t.sh("git", "add", "-A", show=False)
     t.sh("git", "commit", "-q", "-m", "initial", show=False)
     t.say("Once per repo: .shift/, repo-local git config, hooks")
@@ -83,10 +84,10 @@ def tour(root: Path) -> int:
     t.sh("git", "add", "-A")
     t.sh("git", "commit", "-q", "-m", "start fix-sub")
     t.say("check runs a command and keeps its real result (exit code passes through)")
-    t.sg("check", "--name", "unit", "-q", "--", *PYTEST, ok=(1,))
+    t.sg("check", "--name", "unit", "-q", "--", *UNITTEST, ok=(1,))
     t.say("checkpoint records what git sees, the evidence and the next action")
     t.write("calc.py", CALC.replace("return a + b  # bug", "return a - b"))
-    t.sg("check", "--name", "unit", "-q", "--", *PYTEST)
+    t.sg("check", "--name", "unit", "-q", "--", *UNITTEST)
     t.sg("checkpoint", "--step", "fixed sub()", "--next", "add a test for negative numbers",
          "--done-when", "test_sub_negative passes")
     t.say("Commit the change with its ledger")

@@ -76,10 +76,11 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
     if as_json:
         emit({**effects.view(record), "ran": outcome.ran})
     elif not outcome.ran:
+        click.echo(f"shiftgit: effect {record.key!r} already completed at {record.updated_at} "
+                   f"({record.result or 'reconciled'}), not run again")
         if record.output_tail and not quiet:
-            click.echo(record.output_tail, nl=not record.output_tail.endswith("\n"))
-        click.echo(f"shiftgit: effect {record.key!r} already completed ({record.result or 'reconciled'}, "
-                   f"{record.updated_at}); not run again", err=True)
+            tail = record.output_tail.rstrip("\n").splitlines()
+            click.echo("\n".join(f"  [recorded] {line}" for line in tail))
     else:
         said = f", external id {record.extra['external_id']}" if record.extra.get("external_id") else ""
         click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result}){said}", err=True)

@@ -84,9 +84,9 @@ COMMANDS: tuple[click.Command, ...] = (
     reports.validate, runs.constraint, runs.amend, runs.stop, runs.finish, runs.accept, setup.demo,
     effects.effect, approvals.approval, approvals.service,
     sync.merge_driver, sync.sync_command,
-    recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.trust_cmd,
-    agents.mcp_server, reports.log_command, agents.hook, ci.ci, context.context, context.output,
-    *lifecycle.COMMANDS,
+    recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,
+    agents.mcp_server, reports.log_command, reports.notes_group, reports.report_command, agents.hook, ci.ci,
+    context.context, context.output, *lifecycle.COMMANDS,
 )
 for command in COMMANDS:
     cli.add_command(command)

@@ -149,25 +149,47 @@ def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:
 
 
 @click.command("rollback")
-@click.argument("run_id", metavar="[RUN]", required=False)
+@click.argument("args", metavar="[RUN] [-- PATHS]...", nargs=-1)
+@click.option("--to", "to_seq", type=click.IntRange(min=1), metavar="N", help="Go back to checkpoint #N.")
+@click.option("--last-green", "last_green", is_flag=True,
+              help="Go back to the latest checkpoint whose checks all passed on its own tree.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
-def rollback_cmd(run_id: str | None, yes: bool, as_json: bool) -> None:
-    """Restore the files outside .shift/ to the last checkpoint's snapshot; keep what it replaces.
+def rollback_cmd(args: tuple[str, ...], to_seq: int | None, last_green: bool, yes: bool, as_json: bool) -> None:
+    """Restore the files outside .shift/ to a checkpoint's snapshot (default: the latest); keep what it replaces.
 
     HEAD, the index and .shift/ are never touched. What the working tree held is first saved as a
-    commit under refs/shift/rescue/RUN/TIME, which is printed.
+    commit under refs/shift/rescue/RUN/TIME, which is printed. PATHS (after --) reopen only those
+    files or directories; the rest of the work tree stays as it is.
 
     \b
     Example:
       shiftgit rollback --yes
+      shiftgit rollback --to 3 --yes
+      shiftgit rollback --last-green -- src/parser.py
     """
     from shiftgit import textsafe
     from shiftgit.errors import UsageError
     from shiftgit.recovery import rollback as core
+    from shiftgit.recovery import steps
 
     store = _store()
-    plan = core.plan(store, resolve(store, run_id))
+    if to_seq is not None and last_green:
+        raise UsageError("give --to N or --last-green, not both")
+    run_arg = args[0] if args and args[0] in store.run_ids() else None
+    paths = args[1:] if run_arg is not None else args
+    run = resolve(store, run_arg)
+    if to_seq is not None:
+        plan = core.plan_checkpoint(store, run, steps.pick(store, run, to_seq), tuple(paths))
+    elif last_green:
+        plan = core.plan_checkpoint(store, run, steps.last_green(store, run), tuple(paths))
+    elif paths:
+        point = store.read(run).checkpoint
+        if point is None:
+            raise UsageError(f"run {run!r} has no checkpoint to roll back to; record one with `shiftgit checkpoint`")
+        plan = core.plan_checkpoint(store, run, point, tuple(paths))
+    else:
+        plan = core.plan(store, run)
     summary = plan.to_dict()
     if plan.changes and not yes:
         if not sys.stdin.isatty():
@@ -250,3 +272,36 @@ def trust_cmd(run_id: str | None, yes: bool, allow_control: bool, as_json: bool)
         sys.exit(1)
     trustdb.remember(store.repo, pending, "trust", now_iso())
     emit(report) if as_json else click.echo(f"trusted {len(pending)} command(s) in this clone")
+
+
+@click.command("diff")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.argument("span", metavar="[N | N..M]", required=False)
+@click.option("--stat", is_flag=True, help="Files and line counts only.")
+@json_option
+def diff_cmd(run_id: str | None, span: str | None, stat: bool, as_json: bool) -> None:
+    """What a step changed: the diff between two checkpoints' snapshots (.shift/ left out).
+
+    N is the step checkpoint #N made (N-1..N; #0 is the commit the first checkpoint was made on);
+    N..M spans several; nothing means the latest step.
+
+    \b
+    Example:
+      shiftgit diff 3
+      shiftgit diff fix-login 1..4 --stat
+    """
+    from shiftgit import textsafe
+    from shiftgit.recovery import steps
+
+    store = _store()
+    if span is None and run_id is not None and run_id not in store.run_ids() and run_id.replace(".", "").isdigit():
+        run_id, span = None, run_id
+    run = resolve(store, run_id)
+    first, last, text = steps.diff(store, run, span, stat)
+    if as_json:
+        emit({"run": run, "from": first, "to": last, "diff": text})
+        return
+    header = f"# shiftgit diff {run} #{first}..#{last}"
+    click.echo(header + ("" if text.strip() else ": no change outside .shift/"))
+    if text:
+        click.echo(textsafe.for_terminal(text) if sys.stdout.isatty() else text, nl=False)

@@ -82,23 +82,97 @@ def validate(run_ids: tuple[str, ...], as_json: bool) -> None:
 
 @click.command("log")
 @click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N checkpoints.")
+@click.option("--milestones", is_flag=True, help="Only checkpoints recorded with --milestone.")
 @json_option
-def log_command(limit: int | None, as_json: bool) -> None:
-    """The checkpoint timeline along HEAD's history, newest first, from the handoff notes.
+def log_command(limit: int | None, milestones: bool, as_json: bool) -> None:
+    """The checkpoint timeline along HEAD's history, newest first, from the handoff records.
 
     A checkpoint not committed yet comes first, without a commit: this work tree's, or a newer one
-    another machine published (fetched by `shiftgit sync`).
+    another machine published (fetched by `shiftgit sync`). Milestones are marked; a checkpointed
+    commit whose note is missing (a killed post-commit) is shown from the commit and marked:
+    `shiftgit notes repair` writes its note.
 
     \b
     Example:
       shiftgit log -n 5
+      shiftgit log --milestones
       shiftgit log --json
     """
     from shiftgit.git import fetchstate, timeline
 
     store = _store()
-    entries = timeline.timeline(store, limit)
+    entries = timeline.timeline(store, None if milestones else limit)
+    if milestones:
+        entries = [e for e in entries if e.get("milestone")][:limit]
     emit(entries) if as_json else click.echo(timeline.render(entries))
     hint = fetchstate.sync_hint(store.repo)
     if hint:
         click.echo(f"shiftgit: {hint}", err=True)
+
+
+# -- notes repair (issue 13: missing notes heal) -------------------------------------------------
+
+@click.group("notes")
+def notes_group() -> None:
+    """Handoff notes: `git log` shows refs/notes/shift; the records are on refs/notes/shift-data."""
+
+
+@notes_group.command("repair")
+@click.argument("revisions", metavar="[RANGE]", nargs=-1)
+@json_option
+def notes_repair(revisions: tuple[str, ...], as_json: bool) -> None:
+    """Recompute the notes and records that checkpointed commits lack (a post-commit killed, hooks off).
+
+    RANGE is a git range (default: the newest 1,000 commits of HEAD). Notes already there stay as
+    they are; both refs are written in one compare-and-swap. `sync` and post-rewrite run this too.
+
+    \b
+    Example:
+      shiftgit notes repair
+      shiftgit notes repair main..HEAD --json
+    """
+    from shiftgit.git import repair
+    from shiftgit.repo import clean_env
+
+    repo = _store(require=False).repo
+    done = repair.repair(repo.root, clean_env(), list(revisions) or list(repair.DEFAULT_RANGE))
+    if as_json:
+        emit({"repaired": done})
+        return
+    for item in done:
+        click.echo(f"{item['commit'][:12]}: wrote the {' and the '.join(item['wrote'])}")
+    click.echo(f"repaired {len(done)} commit(s)" if done else "no checkpointed commit lacks its note")
+
+
+# -- report (issue 15: the postmortem) ------------------------------------------------------------
+
+@click.command("report")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--markdown", is_flag=True, help="Markdown (the default on stdout).")
+@click.option("--html", "html_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write one self-contained HTML file (timeline and spend charts, nothing loaded from anywhere).")
+@json_option
+def report_command(run_id: str | None, markdown: bool, html_file: str | None, as_json: bool) -> None:
+    """A run's postmortem: contract, timeline of checkpoints (milestones marked), every check's latest
+    state, effects and approvals with their history, amendments, constraints added and lifted, stop
+    reason, spend against budgets, receipt.
+
+    \b
+    Example:
+      shiftgit report fix-login --markdown > postmortem.md
+      shiftgit report --html run.html
+    """
+    from pathlib import Path
+
+    from shiftgit.ledger.store import write_atomic
+    from shiftgit.recovery import report
+
+    store = _store()
+    document = report.document(store, resolve(store, run_id))
+    if html_file:
+        write_atomic(Path(html_file), report.html_page(document).encode("utf-8"))
+        click.echo(f"wrote {html_file} (the postmortem of run {document['run']}, one self-contained file)", err=True)
+    if as_json:
+        emit(document)
+    elif markdown or not html_file:
+        click.echo(terminal(report.markdown(document)), nl=False)

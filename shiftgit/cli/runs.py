@@ -81,14 +81,15 @@ def start(run_id: str, as_json: bool, template_name: str | None, **contract: Any
                    "`shiftgit output CHECK-ID`.")
 @click.option("--retire", metavar="NAME", help="Take a check out of the record (with --reason); runs nothing.")
 @click.option("--reason", help="Why the check is retired.")
+@json_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str | None, timeout: float | None,
           cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, retire: str | None,
-          reason: str | None, command: tuple[str, ...]) -> None:
+          reason: str | None, as_json: bool, command: tuple[str, ...]) -> None:
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
     A check's latest result is carried from checkpoint to checkpoint until it is rerun or retired.
-    Exit 4, nothing run, when another place holds the run's lease or took the run over.
+    Exit 4, nothing run, when another place holds the run's lease or took the run over; --json prints the record.
 
     \b
     Example:
@@ -106,17 +107,16 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
         return
     spec = checks.CheckInput(argv=command_argv(command, "check"), name=name, cwd=cwd, timeout=timeout,
                              covers=covers, junit=junit, env=env_names, keep_output=keep_output)
-    record = checks.check(store, run_id, spec, echo=None if quiet else evidence.stdout_binary())
+    echo = None if quiet else (getattr(sys.stderr, "buffer", None) if as_json else evidence.stdout_binary())
+    record = checks.check(store, run_id, spec, echo=echo)
     outcome = record.outcome
     counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
     status = "timed out" if record.timed_out else f"exit {record.exit_code}"
-    click.echo(f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""), err=True)
-    for test in record.failing[:10]:
-        click.echo(f"  failing: {test}", err=True)
-    if record.output_blob:
-        click.echo(f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)", err=True)
-    for line in checks.overrun(store, run_id):
-        click.echo(f"shiftgit: warning: {line}", err=True)
+    lines = [f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""),
+             *(f"  failing: {test}" for test in record.failing[:10])]
+    lines += [f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)"] * bool(record.output_blob)
+    lines += [f"shiftgit: warning: {line}" for line in checks.overrun(store, run_id)]
+    emit({"run": run_id, "check": record.to_dict()}) if as_json else click.echo("\n".join(lines), err=True)
     sys.exit(124 if record.exit_code is None else record.exit_code)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from shiftgit.cli.common import emit, json_option
 from shiftgit.cli.common import store as _store
 
 # -- init -----------------------------------------------------------------------------------
@@ -19,7 +20,8 @@ from shiftgit.cli.common import store as _store
               help="Also wire an agent's own hooks (repeatable).")
 @click.option("--publish", "remote", metavar="REMOTE",
               help="Push every checkpoint to REMOTE in the background (\"publish\" in .shift/config.json).")
-def init(hooks: str, agents: tuple[str, ...], remote: str | None) -> None:
+@json_option
+def init(hooks: str, agents: tuple[str, ...], remote: str | None, as_json: bool) -> None:
     """Create .shift/, set repo-local git config, install hooks. Idempotent.
 
     When a remote exists and checkpoints are not published yet, it offers to publish them (asks on a
@@ -29,6 +31,7 @@ def init(hooks: str, agents: tuple[str, ...], remote: str | None) -> None:
     Example:
       shiftgit init --hooks git --agent claude
       shiftgit init --publish origin
+      shiftgit init --json
     """
     from shiftgit.agents import install as agent_hooks
     from shiftgit.git import setup
@@ -41,25 +44,31 @@ def init(hooks: str, agents: tuple[str, ...], remote: str | None) -> None:
         lines += agent_hooks.install(store.repo, agent)
     if agents:
         lines += agent_hooks.path_note()
+    if as_json:
+        lines += _offer_publish(store, remote, interactive=False)
+        emit({"root": str(store.repo.root), "store": store.rel(store.root), "hooks": hooks, "agents": list(agents),
+              "done": lines})
+        return
     for line in lines:
         click.echo(line)
-    _offer_publish(store, remote)
+    for line in _offer_publish(store, remote, interactive=sys.stdin.isatty()):
+        click.echo(line)
 
 
-def _offer_publish(store: Any, remote: str | None) -> None:
+def _offer_publish(store: Any, remote: str | None, interactive: bool) -> list[str]:
     from shiftgit.git import publish
 
     if remote is not None:
-        click.echo(publish.set_remote(store, remote))
-        return
+        return [publish.set_remote(store, remote)]
     offered = publish.offer(store)
     if offered is None:
-        return
-    if not sys.stdin.isatty():
-        click.echo(publish.offer_text(offered))
-    elif click.confirm(f"Push every checkpoint to {offered} in the background, so another machine can take over?",
-                       default=False):
-        click.echo(publish.set_remote(store, offered))
+        return []
+    if not interactive:
+        return [publish.offer_text(offered)]
+    if click.confirm(f"Push every checkpoint to {offered} in the background, so another machine can take over?",
+                     default=False):
+        return [publish.set_remote(store, offered)]
+    return []
 
 # -- doctor ------------------------------------------------------------------------------------
 

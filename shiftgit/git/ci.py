@@ -217,13 +217,18 @@ def note_documents(root: Path, env: Mapping[str, str], commits: Iterable[str]) -
 
 
 def notes_refs(root: Path, env: Mapping[str, str]) -> list[str]:
-    out = gitview.git(root, env, "for-each-ref", "--format=%(refname)", "refs/notes/shift", "refs/shift-remote/")
-    return [r for r in out.split() if r == "refs/notes/shift" or r.endswith("/notes/shift")]
+    """The machine records (refs/notes/shift-data, each remote's copy), then the human notes, whose notes
+    written before the split still carry their JSON."""
+    out = gitview.git(root, env, "for-each-ref", "--format=%(refname)", "refs/notes/shift", "refs/notes/shift-data",
+                      "refs/shift-remote/")
+    refs = [r for r in out.split() if r in ("refs/notes/shift", "refs/notes/shift-data")
+            or r.endswith(("/notes/shift", "/notes/shift-data"))]
+    return sorted(refs, key=lambda r: (not r.endswith("-data"), r))
 
 
 def record_skip(root: Path, commits: Iterable[str], reason: str) -> list[str]:
     """Keep a push-time SHIFT_SKIP reason in each commit's note (its handoff, if any, kept)."""
-    from shiftgit.git.notes import write_notes
+    from shiftgit.git.notes import write_handoff
 
     env = gitview.hook_env()
     wanted = list(commits)
@@ -232,9 +237,9 @@ def record_skip(root: Path, commits: Iterable[str], reason: str) -> list[str]:
     for commit in wanted:
         document = dict(notes.get(commit) or {"shift_note": handoff.NOTE_VERSION, "checkpoints": [], "runs": []})
         document["skip"] = f"pre-push: {reason}"
-        updates[commit] = handoff.note_text(handoff.redacted(document))
+        updates[commit] = handoff.pair(handoff.redacted(document))
     if updates:
-        write_notes(root, updates, message="shiftgit: SHIFT_SKIP at push")
+        write_handoff(root, updates, "shiftgit: SHIFT_SKIP at push")
     return list(updates)
 
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from shiftgit.git.scope import in_scope
+from shiftgit.git.scope import SETUP_FILES, in_scope
 from shiftgit.ledger import diff as ledgerdiff
 
 STEP = '--step "<the step just done>"'
@@ -299,7 +299,7 @@ def _in_scope(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
     contract = document.get("contract")
     scope = contract.get("scope") if isinstance(contract, Mapping) else None
     globs = [g for g in scope if isinstance(g, str)] if isinstance(scope, list) else []
-    outside = [p for p in sorted(staging.paths) if not in_scope(p, globs)]
+    outside = [p for p in sorted(staging.paths) if not in_scope(p, globs) and p not in SETUP_FILES]
     if not outside:
         return []
     import shlex

@@ -235,7 +235,7 @@ def _read(path: Path) -> bytes | None:
 # -- post-commit and post-rewrite: the handoff note -------------------------------------------------
 
 def post_commit(ctx: Context) -> int:
-    from shiftgit.git.notes import write_notes
+    from shiftgit.git.notes import write_handoff
 
     with Objects(ctx.root, ctx.env) as objects:
         commit = objects.resolve("HEAD")
@@ -243,7 +243,7 @@ def post_commit(ctx: Context) -> int:
             return 0
         document = handoff.note_document(gitview.ledger_changes(objects, commit), ctx.environ.get("SHIFT_SKIP") or None)
     if document is not None:
-        write_notes(ctx.root, {commit: handoff.note_text(document)}, message=f"shiftgit: handoff of {commit[:12]}")
+        write_handoff(ctx.root, {commit: handoff.pair(document)}, f"shiftgit: handoff of {commit[:12]}")
     return 0
 
 

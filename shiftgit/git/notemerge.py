@@ -3,8 +3,9 @@
 A note is human-readable lines followed by a JSON object (from the last line that starts with `{`
 to the end). Two texts merge into one that loses neither and never concatenates JSON:
 - identical texts stay identical (opaque);
-- two shiftgit handoff notes (JSON with `shift_note`): `handoff.merged` unions their checkpoints by
-  id and their runs, and `handoff.note_text` renders the one note (human lines from the JSON);
+- two shiftgit handoff records (JSON with `shift_note`): `handoff.merged` unions their checkpoints by
+  id and their runs; two machine records (refs/notes/shift-data) give one record, two notes written
+  before the split (human lines, then the JSON) one note of that layout;
 - other notes whose JSON parts parse and agree on every key but `checkpoints`: the checkpoints are unioned by id
   (sorted by seq, at, id), the human lines are unioned, and one JSON object ends the note;
 - otherwise both texts are kept, separated by a line `--- merged note ---`.
@@ -28,8 +29,12 @@ def merge_note_texts(a: str, b: str) -> str:
         return a
     documents = [d for d in (handoff.parse_note(text) for text in (a, b)) if d is not None]
     if MARKER not in a and MARKER not in b and len(documents) == 2:
-        # shiftgit's own notes: handoff unions them (checkpoints by id, runs) and renders the note
-        return handoff.note_text(handoff.merged(sorted(documents, key=_canon)))
+        # shiftgit's own records: handoff unions them (checkpoints by id, runs); two machine records give
+        # one record, notes written before the split (human lines, JSON last) one note of that layout
+        document = handoff.merged(sorted(documents, key=_canon))
+        if a.startswith("{") and b.startswith("{"):
+            return handoff.data_text(document)
+        return handoff.note_text(document) + handoff.data_text(document)
     left, right = split_note(a), split_note(b)
     if left is None or right is None or MARKER in a or MARKER in b:
         return _keep_both(a, b)

@@ -1,11 +1,14 @@
-"""refs/notes/shift: read notes, and write them compare-and-swap in git's 2-hex fanout layout.
+"""Notes refs (refs/notes/shift, refs/notes/shift-data): read notes, write them compare-and-swap in git's
+2-hex fanout layout. A handoff writes its human note and its machine record in ONE swap: the refs move
+together in one `update-ref --stdin` transaction (all or none), so a reader never sees one without the other.
 
 This runs on the commit path (a post-commit hook), so it imports no pygit2 and drives git's plumbing.
-A write costs four git processes: `cat-file --batch` (the tip, its root tree and only the fanout
-subtrees the write touches), `unpack-objects` (the new blobs and trees, sent as one pack built here;
-`mktree` would cost 4x as much, as it opens every loose subtree the root names), `commit-tree` and
-`update-ref REF NEW OLD`. A write of 100 texts or more first stores its blobs in one pack with
-`fast-import` (10,000 loose blobs would take seconds). A read costs one `cat-file --batch`.
+A write costs four git processes, plus a `commit-tree` per further ref: `cat-file --batch` (the tips,
+their root trees and only the fanout subtrees the write touches), `unpack-objects` (the new blobs and
+trees, sent as one pack built here; `mktree` would cost 4x as much, as it opens every loose subtree the
+root names), `commit-tree` and `update-ref REF NEW OLD` (`update-ref --stdin` for several refs). A write
+of 100 texts or more first stores its blobs in one pack with `fast-import` (10,000 loose blobs would
+take seconds). A read costs one `cat-file --batch`.
 
 Layout: every note is written at `ab/cdef…`. Flat entries (`git notes add` writes them in small trees)
 and deeper fanout (`ab/cd/ef…`, git's layout for huge trees) are read, and rewritten as 2-hex fanout
@@ -58,7 +61,8 @@ from shiftgit.git.notestree import (
 if TYPE_CHECKING:
     pass
 
-NOTES_REF = "refs/notes/shift"
+NOTES_REF = "refs/notes/shift"  # the human note, shown by `git log`
+DATA_REF = "refs/notes/shift-data"  # the machine record (JSON), read by shiftgit
 STALE_LOCK_SECONDS = 5.0
 _HELD_LOCK = re.compile(r"Unable to create '(.+\.lock)': File exists")
 
@@ -95,50 +99,75 @@ def write_notes(cwd: str | Path, updates: Mapping[str, str | None], ref: str = N
     Returns the new notes commit id; if nothing changes, the current tip (the null id if `ref` does
     not exist). Raises GitError when git fails, or when the ref kept moving for `retries` retries.
     """
+    return write_note_refs(cwd, {ref: updates}, message, retries)[full_ref(ref)]
+
+
+def write_handoff(cwd: str | Path, updates: Mapping[str, tuple[str, str] | None], message: str,
+                  retries: int = 60) -> dict[str, str]:
+    """Commit -> (human note, machine record) or None (remove both): both refs in one compare-and-swap."""
+    return write_note_refs(cwd, {NOTES_REF: {c: pair[0] if pair else None for c, pair in updates.items()},
+                                 DATA_REF: {c: pair[1] if pair else None for c, pair in updates.items()}},
+                           message, retries)
+
+
+def write_note_refs(cwd: str | Path, per_ref: Mapping[str, Mapping[str, str | None]],
+                    message: str = "shiftgit: notes", retries: int = 60) -> dict[str, str]:
+    """write_notes over several notes refs at once: one `update-ref --stdin` transaction swaps them all
+    (all or none). Returns ref -> its tip afterwards."""
     env = git_env()
-    changes = dict(zip(commit_ids(updates), updates.values(), strict=True))
-    width = len(next(iter(changes), "0" * 40))
-    data = {text: text.encode() for text in changes.values() if text is not None}
+    sets = {full_ref(ref): dict(zip(commit_ids(u), u.values(), strict=True)) for ref, u in per_ref.items()}
+    width = len(next((c for changes in sets.values() for c in changes), "0" * 40))
+    data = {text: text.encode() for changes in sets.values() for text in changes.values() if text is not None}
     blobs = {text: object_id("blob", body, width) for text, body in data.items()}
-    writer = _Writer(cwd, env, full_ref(ref), message, store_big_batch(cwd, env, list(data.values())))
-    wanted = {c: (blobs[t] if t is not None else None) for c, t in changes.items()}
+    writer = _Writer(cwd, env, message, store_big_batch(cwd, env, list(data.values())))
+    wanted = {ref: {c: (blobs[t] if t is not None else None) for c, t in changes.items()}
+              for ref, changes in sets.items()}
     for attempt in range(retries + 1):
         done = writer.attempt(wanted, width)
         if done is not None:
             return done
         if attempt < retries:
             time.sleep(_backoff(attempt))
-    raise GitError(["update-ref", ref], f"gave up after {retries} retries; last: {writer.stderr}")
+    raise GitError(["update-ref", *sets], f"gave up after {retries} retries; last: {writer.stderr}")
 
 
 # -- the write loop ---------------------------------------------------------------------------------
 
 class _Writer:
-    """One write_notes call: builds on the current tip and swaps the ref; remembers what it built."""
+    """One write: builds on the current tips and swaps the refs; remembers what it built."""
 
-    def __init__(self, cwd: str | Path, env: dict[str, str], ref: str, message: str,
-                 blobs: list[bytes]) -> None:
-        self.cwd, self.env, self.ref, self.message = cwd, env, ref, message
+    def __init__(self, cwd: str | Path, env: dict[str, str], message: str, blobs: list[bytes]) -> None:
+        self.cwd, self.env, self.message = cwd, env, message
         self.blobs = blobs  # not written yet: they go into the first pack, with the trees
-        self.built: dict[str | None, str] = {}  # tip -> our commit on it: a retry on the same tip reuses it
+        self.built: dict[tuple[str, str | None], str] = {}  # (ref, tip) -> our commit on it: a retry reuses it
         self.stderr = ""
 
-    def attempt(self, wanted: Mapping[str, str | None], width: int) -> str | None:
-        """The new tip, or None when the swap lost (ref moved, lock held): try again."""
+    def attempt(self, wanted: Mapping[str, Mapping[str, str | None]], width: int) -> dict[str, str] | None:
+        """ref -> new tip, or None when the swap lost (a ref moved, a lock held): try again."""
+        plans: dict[str, tuple[str | None, list[tuple[str, bytes]]]] = {}
         with CatFile(self.cwd, self.env) as cat:
-            tip, tree, root = read_root(cat, self.ref)
-            if tip and len(tip) != width:
-                raise ValueError(f"{width}-hex commit ids given, but {self.ref} holds {len(tip)}-hex ids")
-            trees = [] if tip in self.built else plan_trees(cat, tree, root, wanted, width)
-        old = tip or "0" * width
-        if tip not in self.built:
-            if not trees:
-                return old
-            blobs = [("blob", body) for body in self.blobs]
-            unpack(self.cwd, self.env, [*blobs, *(("tree", body) for _, body in trees)], width)
+            for ref, changes in wanted.items():
+                tip, tree, root = read_root(cat, ref)
+                if tip and len(tip) != width:
+                    raise ValueError(f"{width}-hex commit ids given, but {ref} holds {len(tip)}-hex ids")
+                built = (ref, tip) in self.built
+                plans[ref] = (tip, [] if built else plan_trees(cat, tree, root, changes, width))
+        fresh = [(ref, tip, trees) for ref, (tip, trees) in plans.items() if (ref, tip) not in self.built and trees]
+        if fresh:
+            objects = [("blob", body) for body in self.blobs]
+            objects += [("tree", body) for _, _, trees in fresh for _, body in trees]
+            unpack(self.cwd, self.env, objects, width)
             self.blobs = []
-            self.built[tip] = self._commit(trees[-1][0], tip)
-        return self._swap(self.built[tip], old)
+            for ref, tip, trees in fresh:
+                self.built[(ref, tip)] = self._commit(trees[-1][0], tip)
+        swaps = {ref: (self.built[(ref, tip)], tip or "0" * width) for ref, (tip, _) in plans.items()
+                 if (ref, tip) in self.built}
+        result = {ref: tip or "0" * width for ref, (tip, _) in plans.items()}
+        if not swaps:
+            return result
+        if not self._swap(swaps):
+            return None
+        return {**result, **{ref: new for ref, (new, _) in swaps.items()}}
 
     def _commit(self, tree: str, parent: str | None) -> str:
         argv = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else []), "-m", self.message]
@@ -148,16 +177,23 @@ class _Writer:
             proc = run_git(self.cwd, self.env, argv)
         return checked(argv, proc).strip()
 
-    def _swap(self, new: str, old: str) -> str | None:
-        argv = ["update-ref", "-m", self.message, self.ref, new, old]
-        proc = run_git(self.cwd, self.env, argv)
+    def _swap(self, swaps: Mapping[str, tuple[str, str]]) -> bool:
+        """One ref: `update-ref REF NEW OLD`; several: one `update-ref --stdin` transaction."""
+        if len(swaps) == 1:
+            [(ref, (new, old))] = swaps.items()
+            argv, stdin = ["update-ref", "-m", self.message, ref, new, old], None
+        else:
+            argv = ["update-ref", "-m", self.message, "--stdin"]
+            stdin = "".join(f"update {ref} {new} {old}\n" for ref, (new, old) in swaps.items()).encode()
+        proc = run_git(self.cwd, self.env, argv, stdin)
         if proc.returncode == 0:
-            return new
+            return True
         self.stderr = proc.stderr.decode("utf-8", "replace")
         if "cannot lock ref" not in self.stderr:
             raise GitError(argv, self.stderr)
-        _clear_stale_lock(self.stderr, self.ref, self.cwd)
-        return None
+        for ref in swaps:
+            _clear_stale_lock(self.stderr, ref, self.cwd)
+        return False
 
 
 def _backoff(attempt: int) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from shiftgit.git import handoff
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
-from shiftgit.git.notes import read_notes, write_notes
+from shiftgit.git.notes import DATA_REF, NOTES_REF, read_notes, write_handoff
 from shiftgit.git.view import Objects
 
 MAX_DERIVED = 1000  # commits recomputed when git gave no pairs (a rebase through the pre-commit framework)
@@ -31,33 +31,45 @@ def post_rewrite(ctx: Context) -> int:
     olds: dict[str, list[str]] = {}
     for old, new in pairs:
         olds.setdefault(new, []).extend([old] if old else [])
-    notes = read_notes(ctx.root, [*olds, *(o for group in olds.values() for o in group)])
-    updates: dict[str, str | None] = {}
+    commits = [*olds, *(o for group in olds.values() for o in group)]
+    human, data = read_notes(ctx.root, commits, NOTES_REF), read_notes(ctx.root, commits, DATA_REF)
+    updates: dict[str, tuple[str, str] | None] = {}
     with Objects(ctx.root, ctx.env) as objects:
         for new, group in olds.items():
             changes = gitview.ledger_changes(objects, new)
-            text = _note(changes, ctx.environ.get("SHIFT_SKIP") or None, _kept_reason(notes, [new, *group]))
-            if text != notes.get(new):
-                updates[new] = text
+            kept = _kept_reason([data, human], [new, *group])
+            pair = _note(changes, ctx.environ.get("SHIFT_SKIP") or None, kept)
+            if (pair is None and (new in human or new in data)) or (
+                    pair is not None and pair != (human.get(new), data.get(new))):
+                updates[new] = pair
     if updates:
-        write_notes(ctx.root, updates, message="shiftgit: handoffs of rewritten commits")
+        write_handoff(ctx.root, updates, "shiftgit: handoffs of rewritten commits")
+    from shiftgit.errors import ShiftError
+    from shiftgit.git import repair
+
+    try:
+        repair.repair(ctx.root, ctx.env, ["--max-count=200", "HEAD"])  # notes a killed post-commit never wrote
+    except ShiftError as err:  # the rewrite itself is done; `shiftgit notes repair` can be run by hand
+        ctx.say(f"shiftgit: post-rewrite: notes repair skipped: {err}")
     return 0
 
 
-def _note(changes: gitview.LedgerChanges, env_reason: str | None, kept_reason: str | None) -> str | None:
+def _note(changes: gitview.LedgerChanges, env_reason: str | None, kept_reason: str | None) -> tuple[str, str] | None:
     """SHIFT_SKIP applies as in post-commit; a kept reason only where the commit carries no checkpoint."""
     document = handoff.note_document(changes, env_reason)
     if env_reason is None and kept_reason and not handoff.carries_checkpoint(document):
         document = handoff.note_document(changes, kept_reason)
-    return handoff.note_text(document) if document is not None else None
+    return handoff.pair(document) if document is not None else None
 
 
-def _kept_reason(notes: dict[str, str], commits: list[str]) -> str | None:
-    """The skip reason of the new commit's current note (post-commit's, or git's copy), else an old one's."""
+def _kept_reason(refs: list[dict[str, str]], commits: list[str]) -> str | None:
+    """The skip reason of the new commit's current record (post-commit's, or git's copy), else an old one's;
+    from the machine record, or from a note written before the split (JSON on its last line)."""
     for commit in commits:
-        reason = handoff.skip_reason(handoff.parse_note(notes.get(commit)))
-        if reason:
-            return reason
+        for notes in refs:
+            reason = handoff.skip_reason(handoff.parse_note(notes.get(commit)))
+            if reason:
+                return reason
     return None
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
+# The files `shiftgit init` writes outside .shift/ (hooks config, agent hooks, the AGENTS.md pointer, the merge
+# attribute): shiftgit's own, so the scope rule lets them through under any run.
+SETUP_FILES = frozenset((".gitattributes", ".pre-commit-config.yaml", "AGENTS.md", ".claude/settings.json",
+                         ".codex/hooks.json", ".gemini/settings.json"))
+
 
 def in_scope(path: str, scope: Sequence[str]) -> bool:
     """A path belongs to a scope of globs; `dir/**` covers everything below dir; no scope covers everything."""

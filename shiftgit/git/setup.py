@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from shiftgit.ledger.store import Store
 
-# Repo-local notes settings (SPEC §3). Never global.
+# Repo-local notes settings (SPEC §3). Never global. `git log` shows the human note only; a rewrite
+# carries both the note and the machine record (refs/notes/shift-data).
 NOTES_CONFIG = (
-    ("notes.displayRef", "refs/notes/shift"),
-    ("notes.rewriteRef", "refs/notes/shift"),
-    ("notes.rewriteMode", "ignore"),
+    ("notes.displayRef", ("refs/notes/shift",)),
+    ("notes.rewriteRef", ("refs/notes/shift", "refs/notes/shift-data")),
+    ("notes.rewriteMode", ("ignore",)),
 )
 
 
@@ -17,7 +18,7 @@ def init(store: Store, *, hooks: str) -> list[str]:
     lines = []
     created = store.init()
     configure_git(store)
-    lines.append("set repo-local git config for refs/notes/shift")
+    lines.append("set repo-local git config for refs/notes/shift (notes) and refs/notes/shift-data (records)")
     from shiftgit.git import sync
 
     lines += sync.configure(store)
@@ -45,7 +46,11 @@ def store_line(store: Store, created: bool) -> str:
 
 def configure_git(store: Store) -> None:
     repo = store.repo
-    for key, value in NOTES_CONFIG:
+    for key, values in NOTES_CONFIG:
         current = repo.git("config", "--local", "--get-all", key, check=False).split()
-        if value not in current:
-            repo.git("config", "--local", "--replace-all", key, value)
+        if len(values) == 1 and values[0] not in current:
+            repo.git("config", "--local", "--replace-all", key, values[0])
+            continue
+        for value in values:  # several values: other notes refs the person configured stay
+            if value not in current:
+                repo.git("config", "--local", "--add", key, value)

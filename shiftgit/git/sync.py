@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import archive, fence, ledgerref, secretscan
+from shiftgit.git import archive, fence, handoff, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
-from shiftgit.git.notes import NOTES_REF, note_blobs, write_notes
+from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes, write_notes
 from shiftgit.git.notestree import CatFile, git_env, note_text
 from shiftgit.ledger.store import Store, write_atomic
 from shiftgit.repo import Repo, clean_env
@@ -73,9 +73,11 @@ def notes_refspec(remote: str) -> str:
 
 
 def notes_refs(repo: Repo) -> list[str]:
-    """Where handoff notes live here: the local ref first, then each remote's fetched copy."""
-    out = repo.git("for-each-ref", "--format=%(refname)", f"{TRACKING}/")
-    return [NOTES_REF, *sorted(r for r in out.split() if r.endswith("/notes/shift"))]
+    """Where handoff records live here: the machine records first (ours, then each remote's fetched copy),
+    then the human notes (those written before the split carry the JSON on their last line)."""
+    out = repo.git("for-each-ref", "--format=%(refname)", f"{TRACKING}/").split()
+    return [DATA_REF, *sorted(r for r in out if r.endswith("/notes/shift-data")),
+            NOTES_REF, *sorted(r for r in out if r.endswith("/notes/shift"))]
 
 
 # -- sync ------------------------------------------------------------------------------------------
@@ -113,6 +115,10 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
         raise UsageError(f"no remote {name!r} here (remotes: {', '.join(remotes) or 'none'}); add one with "
                          f"`git remote add {name} URL` or name another: `shiftgit sync REMOTE`")
     report = Report(name)
+    from shiftgit.git.repair import repair
+
+    if repo.head() is not None:
+        repair(repo.root, clean_env())  # notes a killed post-commit never wrote go out with the others
     for attempt in range(retries + 1):
         report.attempts = attempt + 1
         _fetch(repo, name)
@@ -143,24 +149,39 @@ def _merge_all(repo: Repo, remote: str, report: Report) -> bool:
 
 
 def _merge_notes(repo: Repo, remote: str, report: Report) -> str | None:
-    theirs_ref = f"{TRACKING}/{remote}/notes/shift"
-    local, theirs = repo.ref(NOTES_REF), repo.ref(theirs_ref)
-    # Each notes tree is listed once; `total` is what the local ref holds when sync is done.
+    """Merge the machine records first, then the human notes (rendered again from the merged records)."""
+    outcomes = []
+    for ref in (DATA_REF, NOTES_REF):
+        outcome = _merge_ref(repo, remote, ref, report)
+        if outcome is None:
+            return None
+        outcomes.append(outcome)
+    return max(outcomes, key=["none", "up-to-date", "fast-forward", "merged"].index)
+
+
+def _merge_ref(repo: Repo, remote: str, ref: str, report: Report) -> str | None:
+    """One notes ref. Each notes tree is listed once; the report's counts are the human notes'."""
+    theirs_ref = f"{TRACKING}/{remote}/{ref.removeprefix('refs/')}"
+    local, theirs = repo.ref(ref), repo.ref(theirs_ref)
+    counted = ref == NOTES_REF
     if theirs is None or theirs == local or (local and _is_ancestor(repo, theirs, local)):
-        report.total = len(note_blobs(repo.root, NOTES_REF)) if local else 0
+        if counted:
+            report.total = len(note_blobs(repo.root, ref)) if local else 0
         return "none" if local is None else "up-to-date"
     if local is None or _is_ancestor(repo, local, theirs):
         other = note_blobs(repo.root, theirs_ref)
-        report.added = len(set(other) - set(note_blobs(repo.root, NOTES_REF) if local else ()))
-        report.total = len(other)
-        return "fast-forward" if _swap(repo, NOTES_REF, theirs, local) else None
-    tree = _merged_notes_tree(repo, local, theirs, report)
+        if counted:
+            report.added = len(set(other) - set(note_blobs(repo.root, ref) if local else ()))
+            report.total = len(other)
+        return "fast-forward" if _swap(repo, ref, theirs, local) else None
+    tree = _merged_notes_tree(repo, ref, local, theirs, report if counted else Report(report.remote))
     commit = repo.commit_tree(tree, [local, theirs], f"shiftgit sync: merge notes from {remote}")
-    return "merged" if _swap(repo, NOTES_REF, commit, local) else None
+    return "merged" if _swap(repo, ref, commit, local) else None
 
 
-def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> str:
-    """The tree of the union of both notes commits, two different notes of one commit merged."""
+def _merged_notes_tree(repo: Repo, ref: str, local: str, theirs: str, report: Report) -> str:
+    """The tree of the union of both notes commits, two different notes of one commit merged (a human
+    note is rendered again from the commit's merged record when there is one)."""
     tag = f"refs/shift-tmp/sync-{os.getpid()}-{random.getrandbits(32):08x}"
     ours_ref, theirs_ref = f"{tag}-ours", f"{tag}-theirs"
     try:
@@ -170,17 +191,20 @@ def _merged_notes_tree(repo: Repo, local: str, theirs: str, report: Report) -> s
         added = [c for c in other if c not in mine]
         differ = [c for c in other if c in mine and mine[c] != other[c]]
         remote_texts, local_texts = _texts(repo, other, added + differ), _texts(repo, mine, differ)
+        records = read_notes(repo.root, differ, DATA_REF) if ref == NOTES_REF and differ else {}
         updates = {c: remote_texts[c] for c in added}
         for commit in differ:
-            text = merge_note_texts(local_texts[commit], remote_texts[commit])
+            record = handoff.parse_note(records.get(commit))
+            text = (handoff.note_text(record) if record is not None
+                    else merge_note_texts(local_texts[commit], remote_texts[commit]))
             if text != local_texts[commit]:
                 updates[commit] = text
         report.added, report.merged, report.total = len(added), len(differ), len(mine) + len(added)
         tip = write_notes(repo.root, updates, ours_ref, "shiftgit sync", retries=0) if updates else local
         return repo.git("rev-parse", f"{tip}^{{tree}}").strip()
     finally:
-        for ref in (ours_ref, theirs_ref):
-            repo.git("update-ref", "-d", ref, check=False)
+        for name in (ours_ref, theirs_ref):
+            repo.git("update-ref", "-d", name, check=False)
 
 
 def _texts(repo: Repo, blobs: dict[str, str], commits: list[str]) -> dict[str, str]:
@@ -242,9 +266,9 @@ def _adopt(repo: Repo, remote: str) -> dict[str, str]:
 
 def push_refs(repo: Repo, remote: str,
               fenced: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, list[dict[str, str]]]]:
-    """The refspecs to push (notes, and every `refs/shift/*` ref that leaks nothing and whose run was not taken
-    over elsewhere), and the refs refused."""
-    specs = [f"{NOTES_REF}:{NOTES_REF}"] if repo.ref(NOTES_REF) else []
+    """The refspecs to push (notes and records, and every `refs/shift/*` ref that leaks nothing and whose run
+    was not taken over elsewhere), and the refs refused."""
+    specs = [f"{ref}:{ref}" for ref in (NOTES_REF, DATA_REF) if repo.ref(ref)]
     held = fenced if fenced is not None else fenced_runs(repo, remote)
     refs = [SNAPSHOTS + name for name in _refs(repo, SNAPSHOTS)
             if not (name.startswith(("ledgers/", "snapshots/")) and name.split("/", 1)[-1] in held)]

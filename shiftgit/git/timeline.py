@@ -42,31 +42,41 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
         return entries[:limit]
     with CatFile(repo.root, clean_env()) as cat:
         indexes = [_NoteIndex(cat, ref) for ref in notes_refs(store)]
-        for chunk in _history(repo) if head else ():
+        for rows in _history(repo) if head else ():
+            chunk = [commit for commit, _ in rows]
             blobs: dict[str, list[str]] = {}
             for index in indexes:
                 for commit, blob in index.blobs(chunk).items():
                     blobs.setdefault(commit, []).append(blob)
-            for commit, document in _notes(cat, [c for c in chunk if c in blobs], blobs):
+            lost = _recomputed(store, [c for c, named in rows if named and c not in blobs])
+            noted = [c for c in chunk if c in blobs or c in lost]
+            for commit, document in _notes(cat, noted, blobs, lost):
                 for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
                     if isinstance(point, Mapping) and point.get("id") not in seen:
                         seen.add(point.get("id"))
-                        entries.append(entry(point, commit, document))
+                        entries.append({**entry(point, commit, document),
+                                        **({"note_missing": True} if commit in lost else {})})
             if limit is not None and len(entries) >= limit:
                 break
     return entries[:limit] if limit is not None else entries
 
 
-def _history(repo: Repo) -> Iterator[list[str]]:
-    """HEAD's commits, newest first, ROUND at a time, as `git rev-list` finds them (stopped when not read on)."""
-    proc = subprocess.Popen(["git", "rev-list", "HEAD"], cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
+def _history(repo: Repo) -> Iterator[list[tuple[str, str]]]:
+    """HEAD's commits, newest first, ROUND at a time, as `git log` finds them (stopped when not read on), each
+    with the checkpoint its Shift-Checkpoint trailer names ("" when none)."""
+    argv = ["git", "log", "--format=%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)", "HEAD"]
+    proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     finished = False
     try:
-        chunk: list[str] = []
+        chunk: list[tuple[str, str]] = []
         for line in proc.stdout:
-            chunk.append(line.decode("ascii").strip())
+            text = line.decode("utf-8", "replace").strip()
+            if not text:
+                continue
+            commit, _, named = text.partition(" ")
+            chunk.append((commit, named.strip()))
             if len(chunk) == ROUND:
                 yield chunk
                 chunk = []
@@ -80,7 +90,7 @@ def _history(repo: Repo) -> Iterator[list[str]]:
         error = proc.stderr.read().decode("utf-8", "replace")
         proc.stderr.close()
         if proc.wait() != 0 and finished:
-            raise GitError(["rev-list", "HEAD"], error)
+            raise GitError(argv[1:], error)
 
 
 class _NoteIndex:
@@ -102,12 +112,26 @@ class _NoteIndex:
         return {c: self.found[c].oid for c in commits if c in self.found}
 
 
-def _notes(cat: CatFile, commits: list[str], blobs: Mapping[str, list[str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _recomputed(store: Store, commits: list[str]) -> dict[str, dict[str, Any]]:
+    """The records of commits that name a checkpoint but have no note (a killed post-commit), recomputed
+    from the commits for `log` to show, marked: `shiftgit notes repair` writes them."""
+    if not commits:
+        return {}
+    from shiftgit.git.repair import records
+
+    return records(store.repo.root, clean_env(), commits)
+
+
+def _notes(cat: CatFile, commits: list[str], blobs: Mapping[str, list[str]],
+           lost: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
     for start in range(0, len(commits), ROUND):
         chunk = commits[start:start + ROUND]
-        names = [b for c in chunk for b in blobs[c]]
+        names = [b for c in chunk for b in blobs.get(c, [])]
         texts = iter(cat.get(names))
         for commit in chunk:
+            if commit in lost:
+                yield commit, lost[commit]
+                continue
             found = [handoff.parse_note(t[2].decode("utf-8", "replace")) for t in
                      (next(texts) for _ in blobs[commit]) if t is not None]
             documents = [d for d in found if d is not None]
@@ -163,7 +187,7 @@ def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, A
         "run": point.get("run"), "seq": point.get("seq"), "step": point.get("step"), "id": point.get("id"),
         "at": point.get("at"), "next": action.get("action"), "done_when": action.get("done_when"),
         "checks": [handoff.check_summary(c) for c in point.get("checks") or [] if isinstance(c, Mapping)],
-        "files": len(point.get("files") or []),
+        "files": len(point.get("files") or []), "milestone": bool(point.get("milestone")),
     }
     if commit is not None:
         out = {"commit": commit, **out}
@@ -192,7 +216,9 @@ def render(entries: list[dict[str, Any]]) -> str:
         where = _shown(str(e["commit"])[:10]) if e.get("commit") else f"({_shown(e.get('source') or 'working')})"
         nxt = f" — next: {_shown(e['next'])}" if e.get("next") else ""
         head = f"{_shown(e['run'])} #{_shown(e['seq'])} {_shown(e.get('at') or '')}"
-        lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{nxt}")
+        mark = " [milestone]" if e.get("milestone") else ""
+        lost = " [note missing: `shiftgit notes repair`]" if e.get("note_missing") else ""
+        lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{mark}{nxt}{lost}")
     return "\n".join(lines)
 
 

@@ -49,7 +49,7 @@ def exhausted(ledger: Ledger) -> list[str]:
         limit = getattr(limits, kind)
         spent = getattr(ledger.spend, kind)
         if limit is not None and spent >= limit:
-            out.append(f"{kind}: spent {spent:g} of {limit:g}")
+            out.append(f"{kind}: spent {number(spent)} of {number(limit)}")
     return out
 
 
@@ -75,3 +75,11 @@ def require_budget(ledger: Ledger, what: str) -> None:
         raise BudgetSpent(f"{what} was not run: the run's budget is spent ({'; '.join(spent)}); the owner raises it "
                           f"with `shiftgit amend {flag} N --reason R`, or stop with "
                           "`shiftgit stop --reason budget_exhausted`")
+
+
+def number(value: float | int) -> str:
+    """A budget or spend as a person writes it: `2000000`, `1.25`, never `2e+06`."""
+    value = float(value)
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.4f}".rstrip("0").rstrip(".")

@@ -126,7 +126,12 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
                  for d in reversed(point.decisions if point else ())]
     history = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}" for h in reversed(ledger.history)]
+    steps: tuple[Any, ...] = (*ledger.history, *([point] if point else []))  # history entries, then the checkpoint
+    milestones = [f"#{h.seq} at {textsafe.one_line(h.at)}: {quote(h.step, SHORT_CAP)}"
+                  for h in reversed(steps)
+                  if getattr(h, "milestone", False) or h.extra.get("milestone") is True]
     return {
+        "milestones": Section("Milestones reached (latest first)", milestones, keep=3),
         "evidence": Section("Checks (each check's latest result and its state at the checkpoint)", evidence, keep=3,
                             empty="no checks recorded"),
         "latest": Section("Latest step", _latest(point), keep=3, empty="no checkpoint yet"),
@@ -161,11 +166,12 @@ def _service_line(service: Mapping[str, Any]) -> str:
 
 
 ORDER = ("record", "reviews", "standing", "latest", "evidence", "failing", "plan", "changes", "done", "blocked",
-         "doing", "effects", "services", "budget", "questions", "decisions", "history")
-TRIM_ORDER = ("history", "decisions", "done", "changes", "questions", "doing", "effects", "services", "blocked",
-              "plan", "evidence", "failing", "budget", "standing", "reviews", "latest")
-SECTION_MAX = {"reviews": 10, "standing": 20, "history": 12, "decisions": 10, "done": 12, "questions": 8, "doing": 8,
-               "blocked": 10, "effects": 25, "services": 10, "evidence": 12, "failing": 10, "changes": 20}
+         "doing", "effects", "services", "budget", "questions", "decisions", "milestones", "history")
+TRIM_ORDER = ("history", "milestones", "decisions", "done", "changes", "questions", "doing", "effects", "services",
+              "blocked", "plan", "evidence", "failing", "budget", "standing", "reviews", "latest")
+SECTION_MAX = {"reviews": 10, "standing": 20, "history": 12, "milestones": 8, "decisions": 10, "done": 12,
+               "questions": 8, "doing": 8, "blocked": 10, "effects": 25, "services": 10, "evidence": 12, "failing": 10,
+               "changes": 20}
 
 
 def state_line(entry: Mapping[str, Any]) -> str:

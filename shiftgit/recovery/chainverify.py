@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from shiftgit.git import handoff
-from shiftgit.git.notes import NOTES_REF, note_blobs
+from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs
 from shiftgit.git.notestree import CatFile
 from shiftgit.ledger import chain
 from shiftgit.ledger.store import Store
@@ -130,7 +130,8 @@ def _noted(store: Store, run: str) -> list[Seen]:
     repo = store.repo
     if not repo.head():
         return []
-    blobs = note_blobs(repo.root, NOTES_REF)
+    # the machine records (refs/notes/shift-data); a note written before the split carries its JSON itself
+    blobs = {**note_blobs(repo.root, NOTES_REF), **note_blobs(repo.root, DATA_REF)}
     commits = [c for c in repo.git("rev-list", f"--max-count={LIMIT}", "HEAD").split() if c in blobs]
     if not commits:
         return []
@@ -141,7 +142,7 @@ def _noted(store: Store, run: str) -> list[Seen]:
         note = handoff.parse_note(answer[2].decode("utf-8", "replace")) if answer is not None else None
         for point in (note or {}).get("checkpoints") or []:
             if isinstance(point, Mapping) and point.get("run") == run and isinstance(point.get("seq"), int):
-                found.append(_seen(point, f"the handoff note of commit {commit[:12]}"))
+                found.append(_seen(point, f"the handoff record of commit {commit[:12]}"))
     return found
 
 

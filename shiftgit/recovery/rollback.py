@@ -24,7 +24,7 @@ from shiftgit.git import record, secretscan
 from shiftgit.ledger import written
 from shiftgit.ledger.model import Checkpoint
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo
+from shiftgit.repo import SHIFT_DIR, Repo
 from shiftgit.textsafe import path_text
 
 
@@ -61,13 +61,14 @@ def plan(store: Store, run: str) -> Plan:
     return plan_checkpoint(store, run, point)
 
 
-def plan_checkpoint(store: Store, run: str, point: Checkpoint) -> Plan:
-    """What restoring `point`'s snapshot would do (rollback; `resume --adopt` for a published checkpoint)."""
+def plan_checkpoint(store: Store, run: str, point: Checkpoint, paths: tuple[str, ...] = ()) -> Plan:
+    """What restoring `point`'s snapshot would do (rollback; `resume --adopt` for a published checkpoint);
+    with `paths`, only the files at or under those paths (the rest of the work tree stays as it is)."""
     repo = store.repo
     target = _target_tree(repo, point, run)
     current = repo.worktree_tree()
     held_now = secretscan.withheld(repo, repo.head(), current)
-    changes, withheld = _leave_withheld(_diff(repo, current, target), point, held_now)
+    changes, withheld = _leave_withheld(_only(_diff(repo, current, target), paths), point, held_now)
     removed = {c.path for c in changes if not c.blob}
     for change in changes:
         _check_path(repo.root, change, removed)
@@ -75,6 +76,16 @@ def plan_checkpoint(store: Store, run: str, point: Checkpoint) -> Plan:
     _check_blobs(repo, run, point.seq, changes)
     snapshot = point.snapshot if record.has_object(repo, point.snapshot, "commit") else None
     return Plan(run, point.seq, target, current, changes, snapshot, withheld)
+
+
+def _only(changes: list[Change], paths: tuple[str, ...]) -> list[Change]:
+    if not paths:
+        return changes
+    wanted = [p.strip("/") for p in paths]
+    bad = [p for p in wanted if not p or p.startswith("..") or p.split("/")[0] == SHIFT_DIR]
+    if bad:
+        raise UsageError(f"rollback -- {bad[0]!r}: give paths inside the work tree, outside {SHIFT_DIR}/")
+    return [c for c in changes if any(c.path == p or c.path.startswith(p + "/") for p in wanted)]
 
 
 CANNOT_RESTORE = "the checkpoint withheld it from its snapshot: it held what looks like a secret ({rule})"

@@ -106,7 +106,8 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         history = ledger.history
         if previous is not None:
             entry = HistoryEntry(id=previous.id, seq=previous.seq, at=previous.at, step=previous.step,
-                                 base=previous.base, turn=previous.turn, extra=link)
+                                 base=previous.base, turn=previous.turn,
+                                 extra={**link, **({"milestone": True} if previous.milestone else {})})
             history = (*history, entry)[-HISTORY_CAP:]
         made.append(point)
         retired = tuple(r if r.checkpoint is not None else replace(r, checkpoint=seq) for r in ledger.retired)

@@ -54,13 +54,14 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     guard(store, run)  # a fenced writer stops here, before the command runs (exit 4)
     content = store.repo.worktree_tree()
     check_id = new_id("k")
+    started = now_iso()  # when the command started, not when it finished
     result, kept = _run(store, run, check_id, spec, workdir, echo)
     junit_xml = _read_junit(workdir, spec.junit)
     outcome = parse_outcome(spec.argv, result.output, result.exit_code, junit_xml)
     record = Check(
         id=check_id, name=spec.name or _default_name(spec.argv), argv=spec.argv,
         cwd=str(workdir.relative_to(store.repo.root)) or ".", timeout=spec.timeout, env=spec.env,
-        started_at=now_iso(), duration_s=result.duration_s, exit_code=result.exit_code,
+        started_at=started, duration_s=result.duration_s, exit_code=result.exit_code,
         timed_out=result.timed_out, outcome=outcome.to_dict(), failing=outcome.failing,
         output_tail=redact(result.tail), output_sha256=result.sha256, output_bytes=result.total_bytes,
         content=content, covers=spec.covers, junit=spec.junit, output_blob=kept,

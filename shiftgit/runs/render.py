@@ -8,6 +8,7 @@ from typing import Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, ShiftError
+from shiftgit.ledger.budgets import number
 from shiftgit.ledger.model import Ledger
 from shiftgit.ledger.schema import check_version, schema_errors
 from shiftgit.ledger.store import Store
@@ -157,8 +158,9 @@ def _attention_lines(run: dict[str, Any]) -> list[str]:
     spend = run["spend"]
     out = []
     if run["budgets"] or any(spend.values()):
-        out.append(f"spent: {spend['tokens']} tokens, {spend['cost']:g} cost, {spend['minutes']:g} minutes"
-                   + (f" of {', '.join(f'{v:g} {k}' for k, v in sorted(run['budgets'].items()))}"
+        out.append(f"spent: {number(spend['tokens'])} tokens, {number(spend['cost'])} cost, "
+                   f"{number(spend['minutes'])} minutes"
+                   + (f" of {', '.join(f'{number(v)} {k}' for k, v in sorted(run['budgets'].items()))}"
                       if run["budgets"] else ""))
     out += [f"BUDGET EXHAUSTED: {b}" for b in run["budget_exhausted"]]
     out += [f"effect outcome unknown: {k} (shiftgit effect reconcile {k} --state ...)" for k in run["unknown_effects"]]
