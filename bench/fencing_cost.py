@@ -53,9 +53,15 @@ def setup(path: Path, env: dict[str, str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", type=Path, required=True, help="a checkout of shiftgit without this change")
+    parser.add_argument("--base", type=Path, help="a checkout of shiftgit without this change")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--quick", action="store_true",
+                        help="one round, this checkout against itself when no --base: checks the bench still works")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.base = 1, args.base or ROOT
+    if args.base is None:
+        parser.error("--base CHECKOUT is required (or --quick)")
     with tempfile.TemporaryDirectory(prefix="fencing-bench-") as tmp:
         env = isolate(Path(tmp) / "home")
         trees = {"base": args.base.resolve(), "this": ROOT}

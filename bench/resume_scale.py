@@ -75,7 +75,8 @@ def main() -> None:
         briefing = json.loads(sh(root, *SG, "resume", "--no-run", "--json"))["briefing"]
         print(f"{checkpoints} checkpoints, 21 constraints; briefing {len(briefing)} characters")
         print(f"resume --no-run           {timed(root, *SG, 'resume', '--no-run'):.3f} s")
-        print(f"resume --no-run (clone)   {timed(clone, *SG, 'resume', 'bench', '--no-run'):.3f} s")
+        clone_s = timed(clone, *SG, "resume", "bench", "--no-run", ok=(0, 4))  # 4: the first clone holds the lease
+        print(f"resume --no-run (clone)   {clone_s:.3f} s")
         print(f"resume (reruns 1 check)   {timed(root, *SG, 'resume'):.3f} s")
         print(f"verify (1 trivial check)  {timed(root, *SG, 'verify'):.3f} s")
         edit = [sys.executable, "-c", "open('app.py', 'a').write('# edit\\n')"]

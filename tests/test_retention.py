@@ -125,7 +125,7 @@ def test_gc_frees_the_loose_objects_of_dropped_real_checkpoints(run_repo: Repo) 
 def test_a_snapshot_a_note_names_is_kept(run_repo: Repo) -> None:
     policy(run_repo, keep_last=1)
     chain = snapshots(run_repo, "demo", [int(time.time()) - 100 + n for n in range(4)])
-    run_repo.git("notes", "--ref=shift-data", "add", "-m", json.dumps({"snapshot": chain[1]}), "HEAD")
+    run_repo.git("notes", "--ref=shift-data", "add", "-f", "-m", json.dumps({"snapshot": chain[1]}), "HEAD")
     run_repo.json("gc")
     assert set(kept(run_repo, "demo")) == {2, 4}
 

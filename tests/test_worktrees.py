@@ -42,9 +42,16 @@ def test_one_run_checkpointed_from_parallel_worktrees_keeps_every_snapshot(run_r
     procs = [subprocess.Popen([SG[0], "-c", script], cwd=t.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for t in trees]
     results = [proc.communicate(timeout=300) for proc in procs]
-    assert [proc.returncode for proc in procs] == [0, 0, 0], results
+    # One owner at a time (issue 19): a worktree that is not the run's lease holder is refused with the
+    # take-over hint; which worktree wins the first write is a race (see the closing note of issue 19:
+    # the first acquisition is not yet exclusive). What must hold: nothing else fails, and no snapshot
+    # a successful checkpoint reported is lost while the others race.
+    for proc, (_, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0 or "--take-over" in err, results
+    finished = [out for proc, (out, _) in zip(procs, results, strict=True) if proc.returncode == 0]
+    assert finished, results
     snapshots = [json.loads(line)["snapshot"] for out, _ in results for line in out.splitlines()]
-    assert len(set(snapshots)) == 18
+    assert len(set(snapshots)) == len(snapshots) >= 6 * len(finished)
     reachable = set(run_repo.git("rev-list", "refs/shift/snapshots/demo").split())
     assert set(snapshots) <= reachable
 
