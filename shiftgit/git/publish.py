@@ -67,6 +67,17 @@ def offer_text(remote: str) -> str:
             f"background, so another machine can take over: `shiftgit init --publish {remote}`")
 
 
+def start_configured(store: Store) -> None:
+    """With `"publish"` configured, start the detached publisher; a broken config is left to the commands
+    that report it."""
+    try:
+        remote = configured_remote(store.read_config())
+    except ShiftError:
+        return
+    if remote is not None:
+        start(store.repo, remote)
+
+
 def start(repo: Repo, remote: str) -> dict[str, Any] | None:
     """Start a detached publisher; never raises. Returns the error result when it could not start."""
     if remote not in repo.git("remote", check=False).split():

@@ -53,15 +53,9 @@ def archive_run(store: Store, run: str) -> Archived:
 
 def _publish(store: Store) -> None:
     """With `"publish"` configured, the archive goes out like a checkpoint: a detached, bounded sync."""
-    from shiftgit.errors import ShiftError
-    from shiftgit.git import publish as publisher
+    from shiftgit.git.publish import start_configured
 
-    try:
-        remote = publisher.configured_remote(store.read_config())
-    except ShiftError:
-        return  # a broken config is reported by the commands that need it
-    if remote is not None:
-        publisher.start(store.repo, remote)
+    start_configured(store)
 
 
 def save(store: Store, ledger: Ledger) -> str:

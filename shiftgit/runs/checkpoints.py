@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shiftgit.errors import GitError, ShiftError, UsageError
+from shiftgit.errors import GitError, UsageError
 from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.checkstates import carry
@@ -133,12 +133,7 @@ def publish(store: Store, run: str) -> None:
     with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
         data = store.ledger_path(run).read_bytes()
         ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo))
-    try:
-        remote = publisher.configured_remote(store.read_config())
-    except ShiftError:
-        return  # a broken config is reported by the commands that need it
-    if remote is not None:
-        publisher.start(store.repo, remote)
+    publisher.start_configured(store)
 
 
 def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> str:
