@@ -5,6 +5,7 @@
 # Most commits need no Python: the tests below leave early when shiftgit has nothing to do.
 hook=@HOOK@
 python=@PYTHON@
+package=@PACKAGE@  # the directory holding the shiftgit package that installed this shim
 here=${0%/*}
 
 # 1. the hook that was here before
@@ -44,9 +45,13 @@ case $hook in
         if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then
             exit 0  # a squash merge makes no commit
         fi
-        if [ -z "$SHIFT_SKIP" ] && git diff-tree --quiet -r --root --no-commit-id \
-                --diff-merges=first-parent HEAD -- .shift/runs >/dev/null 2>&1; then
-            exit 0
+        # the commit id, then its ledger changes: Python gets them (SHIFT_HOOK_DIFF) to check the note
+        # the pre-commit hook prepared against them
+        if [ -z "$SHIFT_SKIP" ] && diff=$(git diff-tree -r --root --no-renames --diff-merges=first-parent \
+                HEAD -- .shift/runs 2>/dev/null); then
+            [ -n "$diff" ] || exit 0
+            SHIFT_HOOK_DIFF=$diff
+            export SHIFT_HOOK_DIFF
         fi ;;
     pre-push)  # Python only when a pushed range changes a ledger or ends on an active run (or SHIFT_SKIP)
         if [ -z "${input+set}" ]; then
@@ -97,9 +102,19 @@ if [ "$hook" = commit-msg ] && [ -f "$gitdir/shift/trailers" ]; then
     } < "$gitdir/shift/trailers"
 fi
 
-# 3. shiftgit, with the interpreter it was installed with (PYTHONPATH and the rest pass through)
+# 3. shiftgit, with the interpreter it was installed with (PYTHONPATH and the rest pass through).
+# `-S`: no site start-up (two thirds of Python's start-up); shiftgit loads site itself the first time
+# an import needs site-packages (jsonschema, for a ledger it never validated).
 if [ -x "$python" ]; then
-    set -- "$python" -m shiftgit hook "$hook" "$@"
+    set -- "$python" -S -c 'import sys
+sys.path.append(sys.argv.pop(1))
+try:
+    from shiftgit.__main__ import hook_main
+except ImportError:
+    import site
+    site.main()
+    from shiftgit.__main__ import hook_main
+sys.exit(hook_main(sys.argv[1:]))' "$package" "$hook" "$@"
 elif command -v shiftgit >/dev/null 2>&1; then
     set -- shiftgit hook "$hook" "$@"
 else

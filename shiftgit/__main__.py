@@ -1,6 +1,7 @@
 """`python -m shiftgit` and the `shiftgit` console script.
 
 Git and agent hooks, and `--version`, take a fast path that never imports click, jsonschema or pygit2.
+The git hook shims start Python with `-S` (no site: most of Python's start-up) and call `hook_main`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"shiftgit, version {__version__}\n")
         return 0
     if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args[1:3]):
+        if args[1] == "post-commit":  # the note pre-commit prepared, written with stdlib and 3 git processes
+            from shiftgit.git.quicknote import post_commit
+
+            if post_commit():
+                return 0
         from shiftgit.agents.events import AGENTS
 
         if args[1] in AGENTS:
@@ -31,6 +37,30 @@ def main(argv: list[str] | None = None) -> int:
     from shiftgit.cli.main import cli
 
     return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0
+
+
+def hook_main(args: list[str]) -> int:
+    """`shiftgit hook ARGS` as the git hook shims run it: under `python -S`, site loads on first need."""
+    if sys.flags.no_site and _LateSite not in sys.meta_path:
+        sys.meta_path.append(_LateSite)
+    return main(["hook", *args])
+
+
+class _LateSite:
+    """Last on sys.meta_path: an import nothing else finds loads site (site-packages, .pth files), then
+    is looked up again. Under `python -S` only: the hooks pay for site only when they need it."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> object:
+        if path is not None or name in sys.stdlib_module_names or _LateSite not in sys.meta_path:
+            return None  # a submodule (its package was found), or the stdlib probing (`nt` on POSIX)
+        sys.meta_path.remove(_LateSite)
+        import site
+
+        site.main()
+        from importlib.util import find_spec
+
+        return find_spec(name)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,8 @@ def pre_commit(ctx: Context) -> int:
     run = gitview.active_run(ctx.root, gitdir, ctx.environ)
     if run is None:
         return _scan_ledgers(ctx)
-    staging = read_staging(ctx, gitdir, run)
+    changes: list[tuple[str, str | None, str | None]] = []
+    staging = read_staging(ctx, gitdir, run, changes)
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
@@ -85,7 +86,27 @@ def pre_commit(ctx: Context) -> int:
     _remember_validated(gitdir, staging)
     ledger = staging.ledgers[run]
     _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
+    _prepare_note(gitdir, staging, changes)
     return 0
+
+
+def _prepare_note(gitdir: Path, staging: gate.Staging, changes: list[tuple[str, str | None, str | None]]) -> None:
+    """The commit's handoff note, rendered now from the ledgers the gate holds, for post-commit to write
+    (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise."""
+    from shiftgit.git import quicknote
+
+    width = next((len(oid) for _, old, new in changes for oid in (old, new) if oid), 40)
+    lines = quicknote.key(changes, width)
+    runs = {run for _, _, path in (line.split(" ", 2) for line in lines) if (run := quicknote.ledger_run(path))}
+    ledgers = {run: (gitview.parse_json(staging.ledgers[run].head), gitview.parse_json(staging.ledgers[run].staged))
+               for run in sorted(runs)}
+    document = handoff.note_document(ledgers, None)
+    if document is None:
+        return
+    try:
+        quicknote.prepare(gitdir, lines, *handoff.pair(document))
+    except OSError:
+        pass  # only the fast way is lost: post-commit renders the note itself
 
 
 def _scan_ledgers(ctx: Context) -> int:
@@ -112,8 +133,10 @@ def _claim(ctx: Context, run: str) -> fence.Claim | None:
     return fence.newest(lambda *argv: gitview.git(ctx.root, ctx.env, *argv), run)
 
 
-def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
-    """The index git hands the hook, as the gate needs it: one diff-index, one cat-file."""
+def read_staging(ctx: Context, gitdir: Path, run: str,
+                 ledger_changes: list[tuple[str, str | None, str | None]] | None = None) -> gate.Staging:
+    """The index git hands the hook, as the gate needs it: one diff-index, one cat-file. `ledger_changes`
+    gets each staged ledger's (path, HEAD's blob, staged blob)."""
     from shiftgit.ledger import validated
 
     env = ctx.env
@@ -122,6 +145,8 @@ def read_staging(ctx: Context, gitdir: Path, run: str) -> gate.Staging:
         changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
         touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
+        if ledger_changes is not None:
+            ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
         ledgers = _ledgers(objects, run, touched)
         config, published = objects.read([f":{gitview.CONFIG}", f"{fence.LEDGERS}{run}:ledger.json"])
         claim = _claims(objects, run, gitview.parse_config(config)) if paths else None

@@ -3,9 +3,11 @@
 Plain shims (the fast route) come from the template `hooks/git-hook.sh` (shipped in the wheel as
 `shiftgit.hookfiles`). They go where git looks, `git rev-parse --git-path hooks` (so core.hooksPath
 is respected), and record the absolute interpreter that installed them, as pre-commit does, so a
-shiftgit in a virtualenv that is not on PATH still runs. A hook already there is moved aside to
-`<name>.pre-shiftgit` and chained: the shim runs it first. Installing again updates the shims and
-never moves a shim of ours. Nothing outside the repository (no global config) is touched.
+shiftgit in a virtualenv that is not on PATH still runs, and the folder holding the shiftgit package:
+the shim starts Python without `site` (`-S`: site is most of Python's start-up) and puts that folder
+on `sys.path`. A hook already there is moved aside to `<name>.pre-shiftgit` and chained: the shim
+runs it first. Installing again updates the shims and never moves a shim of ours. Nothing outside
+the repository (no global config) is touched.
 """
 
 from __future__ import annotations
@@ -50,8 +52,11 @@ def template() -> str:
     return files("shiftgit.hookfiles").joinpath(TEMPLATE).read_text(encoding="utf-8")
 
 
-def shim(hook: str, python: str) -> str:
-    return template().replace("@HOOK@", hook).replace("@PYTHON@", shlex.quote(python))
+def shim(hook: str, python: str, package: str | None = None) -> str:
+    """The shim of `hook`; `package`: the directory the shim puts on `sys.path` (it runs `python -S`)."""
+    where = package or str(Path(__file__).resolve().parents[2])  # the folder holding this shiftgit package
+    return (template().replace("@HOOK@", hook).replace("@PYTHON@", shlex.quote(python))
+            .replace("@PACKAGE@", shlex.quote(where)))
 
 
 # -- plain git hooks --------------------------------------------------------------------------------

@@ -7,19 +7,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NamedTuple
+from typing import IO, NamedTuple
 
 from shiftgit.errors import GitError
-
-if TYPE_CHECKING:
-    import hashlib
+from shiftgit.git.rawgit import object_id, pack, tree_body
 
 _TREE = "40000"
 _NOTE_MODE = "100644"
 _KINDS = {_TREE: "tree", "160000": "commit"}
-_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
 _BIG_BATCH = 100  # blobs: from here on, one pack by fast-import instead of loose objects
 _CHUNK = 100  # cat-file requests written before their answers are read: far below any pipe buffer
 _HEX = frozenset("0123456789abcdef")
@@ -81,40 +78,15 @@ def _build(paths: Mapping[str, Entry], width: int, out: list[Made]) -> Entry:
             here[head] = entry
     for name, sub in below.items():
         here[name] = _build(sub, width, out)
-    body = _tree_body(here)
+    body = tree_body(here)
     out.append((object_id("tree", body, width), body))
     return Entry(_TREE, out[-1][0])
 
 
-def _tree_body(tree: Tree) -> bytes:
-    """A tree object's bytes: entries in git's order, where a subtree sorts as if named "name/"."""
-    def order(name: str) -> bytes:
-        return _raw(name) + (b"/" if tree[name].kind == "tree" else b"")
-
-    return b"".join(b"%s %s\0%s" % (tree[n].mode.encode(), _raw(n), bytes.fromhex(tree[n].oid))
-                    for n in sorted(tree, key=order))
-
-
 def unpack(cwd: str | Path, env: dict[str, str], objects: list[Obj], width: int) -> None:
     """Write objects with one `git unpack-objects`, from a version-2 pack of whole objects."""
-    import zlib
-
-    parts = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
-    for kind, body in objects:
-        parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
-    pack = b"".join(parts)
     argv = ["unpack-objects", "-q"]
-    checked(argv, run_git(cwd, env, argv, pack + _hash(width)(pack).digest()))
-
-
-def _pack_header(code: int, size: int) -> bytes:
-    out = bytearray()
-    byte, size = code << 4 | size & 0x0F, size >> 4
-    while size:
-        out.append(byte | 0x80)
-        byte, size = size & 0x7F, size >> 7
-    out.append(byte)
-    return bytes(out)
+    checked(argv, run_git(cwd, env, argv, pack(objects, width)))
 
 
 def store_big_batch(cwd: str | Path, env: dict[str, str], blobs: list[bytes]) -> list[bytes]:
@@ -124,16 +96,6 @@ def store_big_batch(cwd: str | Path, env: dict[str, str], blobs: list[bytes]) ->
     argv = ["fast-import", "--quiet"]
     checked(argv, run_git(cwd, env, argv, b"".join(b"blob\ndata %d\n%s\n" % (len(b), b) for b in blobs)))
     return []
-
-
-def object_id(kind: str, body: bytes, width: int) -> str:
-    return _hash(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
-
-
-def _hash(width: int) -> Callable[[bytes], hashlib._Hash]:
-    import hashlib
-
-    return hashlib.sha1 if width == 40 else hashlib.sha256
 
 
 # -- reading trees ----------------------------------------------------------------------------------
@@ -302,10 +264,6 @@ def _is_fanout(name: str, entry: Entry | None) -> bool:
 
 def id_width(tip: str | None) -> int:
     return len(tip) if tip else 40
-
-
-def _raw(name: str) -> bytes:
-    return name.encode("utf-8", "surrogateescape")
 
 
 def note_text(commit: str, blob: tuple[str, str, bytes] | None) -> str:

@@ -1,0 +1,220 @@
+"""A commit's handoff note the fast way: the gate (pre-commit) prepares it, post-commit only writes it.
+
+The note and its record (git/handoff.py) are a pure function of the commit's ledger changes against
+its first parent, and the gate holds those ledgers when it passes. So it renders both then, into
+`<git-dir>/shift/handoff`, keyed by those changes: for each valid run's ledger whose blob changed, its
+blob id before and after and its path. Post-commit compares the key with what the commit really
+changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its own) and,
+when they agree, writes both notes refs in one compare-and-swap with three git processes
+(`cat-file --batch`, `unpack-objects` for blobs, trees and commits in one pack, `update-ref --stdin`).
+Its imports are os, zlib and a sha module: no subprocess (it loads re and locale; processes start
+with `os.posix_spawnp`), no json, no pathlib. Both notes commits carry the annotated commit's own
+committer line (name, email, date) as author and committer, where `commit-tree` would have put the
+same identity a moment later.
+
+Anything else goes the general way (hooks.post_commit, which reads the ledgers and writes through
+notes.write_handoff, with its retries): no prepared note or another key (`commit --no-verify`, a hook
+that changed the index after ours, SHIFT_SKIP), GIT_DIR set, a notes tree not in plain 2-hex fanout,
+a lost swap, a git failure. The key holds everything the note depends on, so a prepared note left by
+an earlier, aborted commit is still right for any commit with the same key.
+"""
+
+from __future__ import annotations
+
+import os
+
+from shiftgit.git.rawgit import TREE, CatFile, object_id, pack, parse_tree, run, tree_body
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+PREPARED = "handoff"  # <git-dir>/shift/handoff
+MAGIC = b"shiftgit handoff 1\n"
+NOTES_REF = "refs/notes/shift"  # = notes.NOTES_REF (not imported: this path stays light)
+DATA_REF = "refs/notes/shift-data"  # = notes.DATA_REF
+DIFF_VAR = "SHIFT_HOOK_DIFF"
+_RUNS = ".shift/runs/"
+_LEDGER = "/ledger.json"
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_RUN_CHARS = _ALNUM | frozenset("._-")  # view.RUN_ID, without re
+_HEX = frozenset("0123456789abcdef")
+_NOTE = "100644"
+_REPO_VARS = ("GIT_DIR", "GIT_WORKTREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX",
+              "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+
+
+# -- the key and the prepared note ------------------------------------------------------------------
+
+def ledger_run(path: str) -> str | None:
+    """The run of `.shift/runs/<run>/ledger.json` when <run> is a valid run id, else None."""
+    if not (path.startswith(_RUNS) and path.endswith(_LEDGER)):
+        return None
+    run = path[len(_RUNS):-len(_LEDGER)]
+    ok = 0 < len(run) <= 64 and run[0] in _ALNUM and _RUN_CHARS.issuperset(run)
+    return run if ok else None
+
+
+def key(changes: Iterable[tuple[str, str | None, str | None]], width: int) -> list[str]:
+    """The key of (path, old blob, new blob) changes: "old new path" for valid runs' changed ledgers, sorted."""
+    zero = "0" * width
+    return sorted(f"{old or zero} {new or zero} {path}" for path, old, new in changes
+                  if ledger_run(path) and (old or zero) != (new or zero))
+
+
+def prepare(gitdir: str | os.PathLike[str], lines: list[str], note: str, data: str) -> None:
+    """Leave the note of the commit about to be made for post-commit (written whole, then renamed)."""
+    body = [note.encode("utf-8"), data.encode("utf-8")]
+    text = MAGIC + "".join(f"{line}\n" for line in lines).encode() + b"\n%d %d\n" % tuple(map(len, body))
+    folder = os.path.join(gitdir, "shift")
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, PREPARED)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as out:
+        out.write(text + b"".join(body))
+    os.replace(tmp, target)
+
+
+def read_prepared(gitdir: str) -> tuple[list[str], str, str] | None:
+    """(key, note, record) prepared by the gate, or None (absent, unreadable, another format)."""
+    try:
+        with open(os.path.join(gitdir, "shift", PREPARED), "rb") as src:
+            raw = src.read()
+        head, sep, rest = raw[len(MAGIC):].partition(b"\n\n")
+        sizes, _, texts = rest.partition(b"\n")
+        note, data = (int(n) for n in sizes.split())
+        if not raw.startswith(MAGIC) or not sep or len(texts) != note + data:
+            return None
+        return head.decode().splitlines(), texts[:note].decode("utf-8"), texts[note:].decode("utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def parse_diff(text: str) -> tuple[str, list[str]] | None:
+    """(commit, key) from `git diff-tree -r --root HEAD -- .shift/runs` (its first line names the commit);
+    None when a ledger path holds a submodule (the general way judges that)."""
+    lines = text.splitlines()
+    commit = lines[0].strip() if lines else ""
+    if len(commit) not in (40, 64) or not _HEX.issuperset(commit):
+        return None
+    changes = []
+    for line in lines[1:]:
+        meta, tab, path = line.partition("\t")
+        fields = meta.split(" ")
+        if not tab or len(fields) != 5 or not ledger_run(path):
+            continue
+        if "160000" in fields[:2]:
+            return None
+        changes.append((path, fields[2].lstrip(":"), fields[3]))
+    return commit, key(changes, len(commit))
+
+
+# -- post-commit ------------------------------------------------------------------------------------
+
+def post_commit(environ: Mapping[str, str] | None = None) -> bool:
+    """Write the prepared note of HEAD if it is the right one; False: nothing done, go the general way."""
+    env = os.environ if environ is None else environ
+    if env.get("SHIFT_SKIP") or env.get("GIT_DIR") or not hasattr(os, "posix_spawnp"):
+        return False
+    gitdir = _git_dir()
+    prepared = read_prepared(gitdir) if gitdir and os.path.isfile(".shift/config.json") else None
+    if prepared is None:
+        return False
+    git_env = {k: v for k, v in env.items() if k not in _REPO_VARS}
+    git_env["LC_ALL"] = "C"
+    diff = env.get(DIFF_VAR)
+    if diff is None:
+        rc, out = run(["diff-tree", "-r", "--root", "--no-renames", "--diff-merges=first-parent", "HEAD", "--",
+                        ".shift/runs"], git_env)
+        if rc != 0:
+            return False
+        if not out.strip():
+            return True  # no ledger changed: no note
+        diff = out.decode("utf-8", "surrogateescape")
+    found = parse_diff(diff)
+    lines, note, data = prepared
+    if found is None or found[1] != lines:
+        return False
+    try:
+        return _write(found[0], note.encode("utf-8"), data.encode("utf-8"), git_env)
+    except (OSError, ValueError):
+        return False
+
+
+def _git_dir() -> str | None:
+    """This worktree's git dir (git runs the hook at the top of the work tree), or None."""
+    if os.path.isdir(".git"):
+        return ".git"
+    try:
+        with open(".git", encoding="utf-8") as src:
+            text = src.read().strip()
+    except (OSError, UnicodeError):
+        return None
+    return text[len("gitdir:"):].strip() if text.startswith("gitdir:") else None
+
+
+def _write(commit: str, note: bytes, data: bytes, env: dict[str, str]) -> bool:
+    width = len(commit)
+    blobs = {ref: (object_id("blob", body, width), body) for ref, body in ((NOTES_REF, note), (DATA_REF, data))}
+    with CatFile(env) as cat:
+        head, *tips = cat.get([commit, NOTES_REF, DATA_REF])
+        if head is None or head[1] != "commit" or head[0] != commit:
+            return False
+        ident = _committer(head[2])
+        wanted = [(ref, tip[0] if tip else None) for ref, tip in zip((NOTES_REF, DATA_REF), tips, strict=True)]
+        if any(tip is not None and tip[1] != "commit" for tip in tips) or ident is None:
+            return False
+        names = [name for _, tip in wanted if tip for name in (f"{tip}^{{tree}}", f"{tip}:{commit[:2]}")]
+        answers = iter(cat.get(names))
+    message = f"shiftgit: handoff of {commit[:12]}".encode()
+    objects: list[tuple[str, bytes]] = []
+    swaps = []
+    for ref, tip in wanted:
+        root, sub = (next(answers), next(answers)) if tip else (None, None)
+        planned = _plan(commit, blobs[ref][0], root, sub, width)
+        if planned is None:
+            return False
+        if not planned:
+            continue  # the note is there already
+        objects.append(("blob", blobs[ref][1]))
+        objects += [("tree", body) for body in planned]
+        body = (b"tree %s\n" % object_id("tree", planned[-1], width).encode()
+                + (b"parent %s\n" % tip.encode() if tip else b"")
+                + b"author %s\ncommitter %s\n\n%s\n" % (ident, ident, message))
+        objects.append(("commit", body))
+        swaps.append(f"update {ref} {object_id('commit', body, width)} {tip or '0' * width}\n")
+    if not swaps:
+        return True
+    rc, _ = run(["unpack-objects", "-q"], env, pack(objects, width))
+    if rc != 0:
+        return False
+    rc, _ = run(["update-ref", "-m", message.decode(), "--stdin"], env, "".join(swaps).encode())
+    return rc == 0
+
+
+def _committer(commit: bytes) -> bytes | None:
+    for line in commit.split(b"\n\n", 1)[0].split(b"\n"):
+        if line.startswith(b"committer "):
+            return line[len(b"committer "):]
+    return None
+
+
+def _plan(commit: str, blob: str, root: tuple[str, str, bytes] | None, sub: tuple[str, str, bytes] | None,
+          width: int) -> list[bytes] | None:
+    """The new fanout subtree and root tree bodies ([] if the note is there already); None when the notes tree
+    is not in plain 2-hex fanout (flat notes at the root, deeper fanout): notes.write_handoff rewrites it."""
+    top = parse_tree(root[2], width) if root else {}
+    prefix, rest = commit[:2], commit[2:]
+    if any(len(name) == width and _HEX.issuperset(name) for name in top):
+        return None
+    if prefix in top and (top[prefix][0] != TREE or sub is None or sub[1] != "tree"):
+        return None
+    below = parse_tree(sub[2], width) if sub and prefix in top else {}
+    if any(mode == TREE for mode, _ in below.values()):
+        return None
+    if below.get(rest) == (_NOTE, blob):
+        return []
+    below[rest] = (_NOTE, blob)
+    sub_body = tree_body(below)
+    top[prefix] = (TREE, object_id("tree", sub_body, width))
+    return [sub_body, tree_body(top)]

@@ -1,0 +1,157 @@
+"""Git objects and processes at the byte level, for the commit path: tree bodies, object ids, packs
+for `git unpack-objects`, and git processes started with `os.posix_spawnp`.
+
+Imports os, zlib and CPython's own sha modules only: `subprocess` alone (it loads re, locale, signal,
+threading, selectors) costs as much as the whole post-commit hook's work, and hashlib loads OpenSSL.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+TREE = "40000"  # a subtree's mode, as git stores it
+_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
+
+Tree = dict[str, tuple[str, str]]  # name -> (mode as git stores it, object id)
+
+
+# -- objects ----------------------------------------------------------------------------------------
+
+def parse_tree(data: bytes, width: int) -> Tree:
+    """A tree object's entries: name -> (mode, id), in a repository of `width`-hex ids."""
+    raw_len = width // 2
+    tree: Tree = {}
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        tree[data[space + 1:nul].decode("utf-8", "surrogateescape")] = (
+            data[pos:space].decode(), data[nul + 1:nul + 1 + raw_len].hex())
+        pos = nul + 1 + raw_len
+    return tree
+
+
+def tree_body(tree: Mapping[str, tuple[str, str]]) -> bytes:
+    """A tree object's bytes: entries in git's order, where a subtree sorts as if named "name/"."""
+    def raw(name: str) -> bytes:
+        return name.encode("utf-8", "surrogateescape")
+
+    def order(name: str) -> bytes:
+        return raw(name) + (b"/" if tree[name][0] == TREE else b"")
+
+    return b"".join(b"%s %s\0%s" % (tree[n][0].encode(), raw(n), bytes.fromhex(tree[n][1]))
+                    for n in sorted(tree, key=order))
+
+
+def object_id(kind: str, body: bytes, width: int) -> str:
+    return hasher(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+
+
+def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
+    """A version-2 pack of whole objects, with its trailing checksum, for `git unpack-objects`."""
+    import zlib
+
+    parts = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
+    for kind, body in objects:
+        parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
+    data = b"".join(parts)
+    return data + hasher(width)(data).digest()
+
+
+def _pack_header(code: int, size: int) -> bytes:
+    out = bytearray()
+    byte, size = code << 4 | size & 0x0F, size >> 4
+    while size:
+        out.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    out.append(byte)
+    return bytes(out)
+
+
+def hasher(width: int) -> Callable[[bytes], Any]:
+    """sha1 or sha256; CPython's own modules first (hashlib loads OpenSSL: ~4 ms)."""
+    try:
+        if width == 40:
+            from _sha1 import sha1
+            return sha1
+        from _sha256 import sha256  # Python 3.11; 3.12 renamed it _sha2
+        return sha256
+    except ImportError:
+        import hashlib
+
+        return hashlib.sha1 if width == 40 else hashlib.sha256
+
+
+# -- git processes without the subprocess module ----------------------------------------------------
+
+def spawn(argv: list[str], env: Mapping[str, str], stderr_to_stdout: bool) -> tuple[int, int, int]:
+    """git ARGV with a pipe to its stdin and one from its stdout: (pid, write end, read end)."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        if min(in_r, out_w) <= 2:  # dup2 onto itself would keep close-on-exec
+            raise OSError("standard streams closed")
+        err = (os.POSIX_SPAWN_DUP2, out_w, 2) if stderr_to_stdout else (os.POSIX_SPAWN_OPEN, 2, os.devnull,
+                                                                        os.O_WRONLY, 0)
+        actions = [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), err]
+        pid = os.posix_spawnp("git", ["git", *argv], dict(env), file_actions=actions)
+    except BaseException:
+        for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
+        raise
+    os.close(in_r)
+    os.close(out_w)
+    return pid, in_w, out_r
+
+
+def run(argv: list[str], env: Mapping[str, str], data: bytes = b"") -> tuple[int, bytes]:
+    """git ARGV fed `data`: (exit status, stdout and stderr). For commands that answer in a few lines."""
+    pid, to_git, from_git = spawn(argv, env, stderr_to_stdout=True)
+    try:
+        with open(to_git, "wb") as stdin:
+            stdin.write(data)
+    except BrokenPipeError:
+        pass
+    with open(from_git, "rb") as stdout:
+        out = stdout.read()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out
+
+
+class CatFile:
+    """One `git cat-file --batch`: names -> (id, type, data), or None when missing."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.pid, to_git, from_git = spawn(["cat-file", "--batch"], env, stderr_to_stdout=False)
+        self.stdin, self.stdout = open(to_git, "wb"), open(from_git, "rb")
+
+    def __enter__(self) -> CatFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in (self.stdin, self.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        os.waitpid(self.pid, 0)
+
+    def get(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        self.stdin.write("".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape"))
+        self.stdin.flush()
+        answers: list[tuple[str, str, bytes] | None] = []
+        for _ in names:
+            header = self.stdout.readline().split()
+            if len(header) != 3:
+                if header[-1:] not in ([b"missing"], [b"ambiguous"]):
+                    raise OSError(f"git cat-file --batch: unexpected answer {b' '.join(header)[:80]!r}")
+                answers.append(None)
+                continue
+            body = self.stdout.read(int(header[2]) + 1)[:-1]
+            answers.append((header[0].decode(), header[1].decode(), body))
+        return answers
+
