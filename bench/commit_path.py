@@ -10,8 +10,10 @@ content: one with `shiftgit init --hooks git`, one with no hooks. Every round ma
     added = median(commit with hooks) - median(bare commit), expressed in python start-ups
 
 for 10 notes / 1 run, 10,000 notes (fast-import commits, one write_notes call), 100 runs, for the
-pre-commit framework route (`repo: local` hooks from `shiftgit init --hooks pre-commit`), and for an
-idle commit (hooks installed, no run started: no checkpoint, no note).
+pre-commit framework route (`repo: local` hooks from `shiftgit init --hooks pre-commit`), for the
+framework alone with a `language: system` hook of `true` at each of those hook types (the reference the
+route is judged against), and for an idle commit (hooks installed, no run started: no checkpoint, no
+note).
 It also counts the processes one commit runs (git trace2) and checks each hooked commit got its note.
 """
 
@@ -32,6 +34,10 @@ from _common import ROOT, SG, compile_bytecode, isolate, parse
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+FRAMEWORK_ONLY = "repos:\n  - repo: local\n    hooks:\n" + "".join(
+    f"      - id: true-{stage}\n        name: nothing\n        entry: 'true'\n        language: system\n"
+    f"        always_run: true\n{'' if stage == 'commit-msg' else '        pass_filenames: false' + chr(10)}"
+    f"        stages: [{stage}]\n" for stage in ("pre-commit", "commit-msg", "post-commit", "post-rewrite"))
 
 
 def run(cwd: Path, *argv: str, data: str | None = None, env: dict[str, str] | None = None) -> str:
@@ -65,8 +71,11 @@ class Repo:
         run(path, "git", "reset", "-q", "--hard")
         (path / "calc.py").write_text(CALC)
         self.git_commit("initial")
-        run(path, *SG, "init", "--hooks", hooks)
-        if hooks == "pre-commit":
+        if hooks == "framework":  # the reference: the pre-commit framework running `true` at each hook type
+            (path / ".pre-commit-config.yaml").write_text(FRAMEWORK_ONLY)
+        else:
+            run(path, *SG, "init", "--hooks", hooks)
+        if hooks in ("pre-commit", "framework"):
             run(path, "pre-commit", "install", "--hook-type", "pre-commit", "--hook-type", "commit-msg",
                 "--hook-type", "post-commit", "--hook-type", "post-rewrite")
         self.git_commit("set up shiftgit")
@@ -116,6 +125,9 @@ def processes(repo: Repo, i: int, trace: Path) -> list[str]:
     return [f"{len(gits)} git ({', '.join(gits)})", f"{len(hooks)} hook(s) ({', '.join(hooks)})"]
 
 
+FRAMEWORK = "pre-commit framework alone, `true` hooks"
+
+
 def median_ms(values: list[float]) -> float:
     return 1000 * statistics.median(values)
 
@@ -140,6 +152,7 @@ def main() -> None:
         scenarios = {"10 notes, 1 run": (10, 1, "git"), f"{args.notes} notes, 1 run": (args.notes, 1, "git"),
                      f"10 notes, {args.runs} runs": (10, args.runs, "git"),
                      "pre-commit framework, 10 notes, 1 run": (10, 1, "pre-commit"),
+                     FRAMEWORK: (10, 0, "framework"),
                      "idle: hooks, no active run": (10, 0, "git")}
         started = time.perf_counter()
         pairs = {name: (Repo(base / f"h{k}", hooks, notes, runs), Repo(base / f"b{k}", "none", notes, runs))
@@ -147,7 +160,7 @@ def main() -> None:
         print(f"set up {2 * len(pairs)} repositories in {time.perf_counter() - started:.0f} s", flush=True)
         for name, (hooked, _) in pairs.items():
             commits = run(hooked.path, "git", "rev-list", "--count", "HEAD").strip()
-            runs = len(list((hooked.path / ".shift/runs").iterdir()))
+            runs = len(list((hooked.path / ".shift/runs").glob("*")))
             print(f"  {name}: {commits} commits, {len(note_blobs(hooked.path))} notes, {runs} run(s)")
         times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in pairs}
         python: list[float] = []
@@ -185,6 +198,7 @@ def report(times: dict[str, tuple[list[float], list[float]]], python: list[float
     names = list(added)
     for name in names[1:3]:
         print(f"{name} vs {names[0]}: {100 * (added[name] / added[names[0]] - 1):+.0f}%")
+    print(f"{names[3]}: {added[names[3]] / added[FRAMEWORK]:.2f}x the framework's own overhead ({FRAMEWORK})")
     for hooks, lines in traced.items():
         print(f"one commit, hooks {hooks}: " + "; ".join(lines))
 
