@@ -103,9 +103,9 @@ def parse_diff(text: str) -> tuple[str, list[str]] | None:
         fields = meta.split(" ")
         if not tab or len(fields) != 5 or not ledger_run(path):
             continue
-        if "160000" in fields[:2]:
+        if "160000" in (fields[0].lstrip(":"), fields[1]):
             return None
-        changes.append((path, fields[2].lstrip(":"), fields[3]))
+        changes.append((path, fields[2], fields[3]))
     return commit, key(changes, len(commit))
 
 

@@ -1,0 +1,152 @@
+"""The fast commit path: the gate prepares the handoff note, post-commit writes it (git/quicknote.py),
+and the general way takes over whenever the prepared note is not provably the commit's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import Repo
+
+from shiftgit.git import handoff, quicknote
+from shiftgit.git import view as gitview
+from shiftgit.git.notes import DATA_REF, NOTES_REF, read_note
+
+PACKAGE = str(Path(quicknote.__file__).resolve().parents[2])
+ENTRY = ("import sys\nsys.path.append(sys.argv.pop(1))\nfrom shiftgit.__main__ import hook_main\n"
+         "sys.exit(hook_main(sys.argv[1:]))")
+
+
+def checkpoint(repo: Repo, name: str) -> None:
+    repo.write("calc.py", repo.read("calc.py") + f"# {name}\n")
+    repo.ok("checkpoint", "--step", name, "--next", f"after {name}")
+    repo.git("add", "-A")
+
+
+def prepared(repo: Repo) -> Path:
+    return repo.path / ".git" / "shift" / quicknote.PREPARED
+
+
+def expected(repo: Repo, commit: str) -> tuple[str, str]:
+    """The note and record the general way renders for `commit` (hooks.post_commit's computation)."""
+    with gitview.Objects(repo.path, gitview.hook_env()) as objects:
+        document = handoff.note_document(gitview.ledger_changes(objects, commit), None)
+    assert document is not None
+    return handoff.pair(document)
+
+
+def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way_would(run_repo: Repo) -> None:
+    checkpoint(run_repo, "fast")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "fast"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
+    assert proc.returncode == 0, proc.stderr
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    lines, note, _ = quicknote.read_prepared(str(run_repo.path / ".git"))
+    assert note == read_note(run_repo.path, head) and lines[0].endswith(" .shift/runs/demo/ledger.json")
+    # one compare-and-swap moved both refs; their commits carry the annotated commit's committer line
+    committer = run_repo.git("log", "-1", "--format=%cn <%ce> %cd", "--date=raw", head)
+    for ref in (NOTES_REF, DATA_REF):
+        assert run_repo.git("log", "-1", "--format=%an <%ae> %ad|%cn <%ce> %cd", "--date=raw", ref) == \
+            f"{committer.strip()}|{committer}"
+        assert run_repo.git("ls-tree", "--name-only", ref, f"{head[:2]}/").strip() == f"{head[:2]}/{head[2:]}"
+    started = [line for line in (run_repo.path / "t").read_text().splitlines() if '"event":"start"' in line]
+    assert sum('"unpack-objects"' in line for line in started) == 1
+    assert not any('"commit-tree"' in line for line in started)
+    assert run_repo.git("fsck", "--no-dangling").strip() == ""
+
+
+def staged_key(repo: Repo) -> list[str]:
+    """The key of the staged ledger changes, from git's own raw diff."""
+    lines = repo.git("diff", "--cached", "--raw", "--no-abbrev", "--", ".shift/runs").splitlines()
+    return [f"{f[2]} {f[3]} {f[5]}" for f in (line.split() for line in lines) if f[5].endswith("/ledger.json")]
+
+
+def test_post_commit_writes_the_prepared_text_only_when_its_key_is_the_commits(run_repo: Repo) -> None:
+    checkpoint(run_repo, "one")
+    key = staged_key(run_repo)
+    quicknote.prepare(run_repo.path / ".git", key, "prepared note\n", '{"prepared":1}\n')
+    assert run_repo.run(["git", "commit", "-q", "--no-verify", "-m", "one"]).returncode == 0
+    assert read_note(run_repo.path, run_repo.head()) == "prepared note\n"  # the key matched: written as prepared
+    checkpoint(run_repo, "two")  # another ledger change: the key left above is not this commit's
+    quicknote.prepare(run_repo.path / ".git", key, "prepared note\n", '{"prepared":1}\n')
+    assert run_repo.run(["git", "commit", "-q", "--no-verify", "-m", "two"]).returncode == 0
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    assert "two" in (read_note(run_repo.path, head) or "")
+    checkpoint(run_repo, "three")  # SHIFT_SKIP: the note carries the reason, so a prepared one never serves
+    quicknote.prepare(run_repo.path / ".git", staged_key(run_repo), "prepared note\n", '{"prepared":1}\n')
+    assert run_repo.commit("three", env={"SHIFT_SKIP": "testing"}).returncode == 0
+    assert "skip: commit gate skipped (SHIFT_SKIP): testing" in (read_note(run_repo.path, run_repo.head()) or "")
+
+
+def test_flat_notes_go_the_general_way_which_rewrites_them_in_fanout(run_repo: Repo) -> None:
+    first = run_repo.git("rev-list", "--max-parents=0", "HEAD").strip()
+    run_repo.git("notes", "--ref=shift", "add", "-f", "-m", "by hand", first)  # git writes small notes trees flat
+    checkpoint(run_repo, "after flat")
+    assert run_repo.run(["git", "commit", "-q", "-m", "after flat"]).returncode == 0
+    head = run_repo.head()
+    assert "after flat" in (read_note(run_repo.path, head) or "") and read_note(run_repo.path, first) == "by hand\n"
+    assert first not in run_repo.git("ls-tree", "--name-only", NOTES_REF).split()
+
+
+def test_a_held_notes_lock_moves_neither_ref_and_leaves_it_to_the_general_way(run_repo: Repo) -> None:
+    tips = run_repo.git("rev-parse", NOTES_REF, DATA_REF)
+    checkpoint(run_repo, "locked")
+    assert run_repo.run(["git", "commit", "-q", "-m", "locked"]).returncode == 0
+    assert quicknote.read_prepared(str(run_repo.path / ".git")) is not None
+    for ref, tip in zip((NOTES_REF, DATA_REF), tips.split(), strict=True):
+        run_repo.git("update-ref", ref, tip)  # as if post-commit had not run yet
+    lock = run_repo.path / ".git" / "refs" / "notes" / "shift-data.lock"
+    lock.write_text("")
+    diff = run_repo.git("diff-tree", "-r", "--root", "--no-renames", "HEAD", "--", ".shift/runs")
+    cwd = os.getcwd()
+    os.chdir(run_repo.path)
+    try:
+        assert quicknote.post_commit({**os.environ, quicknote.DIFF_VAR: diff}) is False
+        lock.unlink()
+        assert run_repo.git("rev-parse", NOTES_REF, DATA_REF) == tips  # all or nothing: no ref moved
+        assert quicknote.post_commit({**os.environ, quicknote.DIFF_VAR: diff}) is True
+    finally:
+        os.chdir(cwd)
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+
+
+def test_parse_diff_keys_only_valid_runs_ledgers_and_refuses_submodules() -> None:
+    commit, old, new = "a" * 40, "b" * 40, "c" * 40
+    text = (f"{commit}\n:100644 100644 {old} {new} M\t.shift/runs/demo/ledger.json\n"
+            f":000000 100644 {'0' * 40} {new} A\t.shift/runs/demo/notes.txt\n"
+            f":100644 100644 {old} {new} M\t.shift/runs/Bad Run/ledger.json\n"
+            f":100644 100755 {old} {old} M\t.shift/runs/other/ledger.json\n")
+    assert quicknote.parse_diff(text) == (commit, [f"{old} {new} .shift/runs/demo/ledger.json"])
+    assert quicknote.key([(".shift/runs/demo/ledger.json", old, new)], 40) == quicknote.parse_diff(text)[1]
+    assert quicknote.parse_diff(f"{commit}\n:160000 100644 {old} {new} M\t.shift/runs/x/ledger.json\n") is None
+    assert quicknote.parse_diff("not a commit\n") is None
+
+
+def hook_imports(repo: Repo, hook: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run a hook as the shim does (`python -S`, the package's folder on sys.path): the process, its imports."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", "-c", ENTRY, PACKAGE, hook],
+                          cwd=repo.path, env=env, capture_output=True, text=True)
+    lines = proc.stderr.splitlines()
+    return proc, {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_the_shims_python_runs_without_site_and_loads_it_for_jsonschema(run_repo: Repo) -> None:
+    checkpoint(run_repo, "unvalidated")
+    path = run_repo.ledger_path("demo")
+    path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
+    run_repo.git("add", "-A")
+    proc, imported = hook_imports(run_repo, "pre-commit")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert {"site", "jsonschema"} <= imported  # loaded late, for the ledger the gate had to validate
+    proc, imported = hook_imports(run_repo, "pre-commit")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not {"site", "jsonschema", "click"} & imported
+    assert run_repo.run(["git", "commit", "-q", "-m", "unvalidated"]).returncode == 0
+    _, imported = hook_imports(run_repo, "post-commit")  # the note is there: nothing to write
+    assert not {"site", "subprocess", "json", "re", "pathlib", "typing", "hashlib"} & imported
