@@ -27,23 +27,34 @@ fi
 
 # 2. nothing to do? (git runs hooks at the top of the work tree)
 [ -f .shift/config.json ] || exit 0
+gitdir=${GIT_DIR:-.git}
+if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
 case $hook in
     pre-commit|commit-msg)
         if [ "$hook" = pre-commit ] && [ -n "$SHIFT_SKIP" ]; then
             echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
             exit 0
         fi
-        gitdir=${GIT_DIR:-.git}
-        if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
         if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
             # no active run in this worktree: no gate, no trailers; but a staged ledger is still
-            # scanned for secrets (one git process: a commit that stages no ledger stops here)
+            # scanned for secrets (one git process: a commit that stages no ledger stops here, and
+            # tells the post-commit hook of this same `git commit` (same parent pid) so)
             [ "$hook" = pre-commit ] || exit 0
-            git diff --cached --quiet -- .shift/runs >/dev/null 2>&1 && exit 0
+            if git diff --cached --quiet -- .shift/runs >/dev/null 2>&1; then
+                if [ -d "$gitdir/shift" ]; then { echo "$PPID" > "$gitdir/shift/no-ledger"; } 2>/dev/null; fi
+                exit 0
+            fi
         fi ;;
     post-commit|post-merge)  # a note only when the commit changed a ledger, or skipped the gate
         if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then
             exit 0  # a squash merge makes no commit
+        fi
+        # the pre-commit hook of this `git commit` saw no ledger staged: the commit changed none
+        # (an amend's changes against the new parent are post-rewrite's to judge)
+        if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ] && [ -s "$gitdir/shift/no-ledger" ]; then
+            read -r pid < "$gitdir/shift/no-ledger"
+            { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
+            [ "$pid" != "$PPID" ] || exit 0
         fi
         # the commit id, then its ledger changes: Python gets them (SHIFT_HOOK_DIFF) to check the note
         # the pre-commit hook prepared against them

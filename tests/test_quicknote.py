@@ -150,3 +150,32 @@ def test_the_shims_python_runs_without_site_and_loads_it_for_jsonschema(run_repo
     assert run_repo.run(["git", "commit", "-q", "-m", "unvalidated"]).returncode == 0
     _, imported = hook_imports(run_repo, "post-commit")  # the note is there: nothing to write
     assert not {"site", "subprocess", "json", "re", "pathlib", "typing", "hashlib"} & imported
+
+
+def started_gits(repo: Repo, trace: Path) -> list[str]:
+    """The git commands a traced commit started (trace2 events), the commit itself first."""
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    return [e["argv"][1] for e in events if e.get("event") == "start"]
+
+
+def test_an_idle_commit_runs_one_git_process_and_an_amend_still_gets_its_note(run_repo: Repo) -> None:
+    run_repo.ok("finish", "--status", "abandoned")  # no active run any more
+    assert run_repo.commit("finished").returncode == 0  # a ledger changed: the general way writes its note
+    finished = run_repo.head()
+    assert read_note(run_repo.path, finished) is not None
+    run_repo.write("README.md", "# idle\n")
+    trace = run_repo.path.parent / "trace.json"
+    run_repo.git("add", "README.md")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "idle"], env={"GIT_TRACE2_EVENT": str(trace)})
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert started_gits(run_repo, trace) == ["commit", "diff", "maintenance"]  # no diff-tree, no Python
+    assert read_note(run_repo.path, run_repo.head()) is None
+    run_repo.git("reset", "-q", "--soft", "HEAD~1")
+    run_repo.git("reset", "-q", "HEAD", "--", "README.md")
+    # amend the ledger-changing commit with nothing staged: pre-commit sees no ledger against HEAD, but the
+    # new commit changes one against its parent: post-rewrite gives it the note
+    proc = run_repo.run(["git", "commit", "-q", "--amend", "-m", "finished, amended"])
+    assert proc.returncode == 0, proc.stderr
+    head = run_repo.head()
+    assert head != finished
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)

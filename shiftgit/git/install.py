@@ -66,6 +66,7 @@ def install_git_hooks(repo: Repo, python: str | None = None) -> list[str]:
     interpreter = os.path.abspath(python or sys.executable)
     folder = hooks_dir(repo)
     folder.mkdir(parents=True, exist_ok=True)
+    (repo.git_dir / "shift").mkdir(exist_ok=True)  # where the shims leave notes for each other
     lines = []
     for hook in HOOKS:
         target = folder / hook
