@@ -1,13 +1,15 @@
 """Git hook entry points: the commit gate, trailers, handoff notes. The I/O around pure rules.
 
-`python -m shiftgit hook <name>` lands in `run_hook` without importing click; the modules used
-here import only the stdlib (jsonschema loads only for a ledger blob shiftgit never validated).
-Hooks read the index git hands them (`GIT_INDEX_FILE`), never modify a tracked file, and never
-stash, reset or check out anything. Git processes per hook: pre-commit 2 (`cat-file --batch`,
-`diff-index`); commit-msg 1 (`interpret-trailers`, run by the shim itself from what pre-commit left;
-this module's commit-msg, 2, serves the pre-commit framework and SHIFT_SKIP); post-commit 6 (the
-shim's `diff-tree`, `cat-file --batch`, then the notes write: `cat-file`, `unpack-objects`,
-`commit-tree`, `update-ref`).
+The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) without importing
+click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
+never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
+modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
+commit: pre-commit 2 (`cat-file --batch`, `diff-index`), which also renders the commit's handoff note
+for post-commit (git/quicknote.py); commit-msg 1 (`interpret-trailers`, run by the shim itself from
+what pre-commit left; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP);
+post-commit 4 (the shim's `diff-tree`, then quicknote's `cat-file --batch`, `unpack-objects`,
+`update-ref --stdin`). `post_commit` here is the general way: it reads the ledgers and writes through
+notes.write_handoff, when no prepared note is the commit's.
 """
 
 from __future__ import annotations

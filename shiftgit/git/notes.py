@@ -8,7 +8,8 @@ their root trees and only the fanout subtrees the write touches), `unpack-object
 trees, sent as one pack built here; `mktree` would cost 4x as much, as it opens every loose subtree the
 root names), `commit-tree` and `update-ref REF NEW OLD` (`update-ref --stdin` for several refs). A write
 of 100 texts or more first stores its blobs in one pack with `fast-import` (10,000 loose blobs would
-take seconds). A read costs one `cat-file --batch`.
+take seconds). A read costs one `cat-file --batch`. The post-commit hook writes the handoff of a commit through
+git/quicknote.py instead when the gate prepared it (same layout, same one swap of both refs).
 
 Layout: every note is written at `ab/cdef…`. Flat entries (`git notes add` writes them in small trees)
 and deeper fanout (`ab/cd/ef…`, git's layout for huge trees) are read, and rewritten as 2-hex fanout
