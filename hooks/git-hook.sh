@@ -4,6 +4,7 @@
 # arguments and input; when it fails, a pre-commit or commit-msg hook fails too.
 # Most commits need no Python: the tests below leave early when shiftgit has nothing to do.
 hook=@HOOK@
+hook_diff=
 python=@PYTHON@
 package=@PACKAGE@  # the directory holding the shiftgit package that installed this shim
 here=${0%/*}
@@ -49,19 +50,27 @@ case $hook in
         if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then
             exit 0  # a squash merge makes no commit
         fi
-        # the pre-commit hook of this `git commit` saw no ledger staged: the commit changed none
-        # (an amend's changes against the new parent are post-rewrite's to judge)
-        if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ] && [ -s "$gitdir/shift/no-ledger" ]; then
-            read -r pid < "$gitdir/shift/no-ledger"
-            { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
-            [ "$pid" != "$PPID" ] || exit 0
+        unset SHIFT_HOOK_DIFF
+        if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ]; then
+            # the pre-commit hook of this `git commit` (same parent pid) saw no ledger staged: the
+            # commit changed none (an amend's changes against the new parent are post-rewrite's)
+            if [ -s "$gitdir/shift/no-ledger" ]; then
+                read -r pid < "$gitdir/shift/no-ledger"
+                { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
+                [ "$pid" != "$PPID" ] || exit 0
+            fi
+            # ... or its gate passed and prepared the note: Python checks it against the commit's trees
+            if [ -s "$gitdir/shift/handoff" ]; then
+                read -r _ _ _ pid _ < "$gitdir/shift/handoff"
+                [ "$pid" != "$PPID" ] || hook_diff=none
+            fi
         fi
-        # the commit id, then its ledger changes: Python gets them (SHIFT_HOOK_DIFF) to check the note
-        # the pre-commit hook prepared against them
-        if [ -z "$SHIFT_SKIP" ] && diff=$(git diff-tree -r --root --no-renames --diff-merges=first-parent \
-                HEAD -- .shift/runs 2>/dev/null); then
-            [ -n "$diff" ] || exit 0
-            SHIFT_HOOK_DIFF=$diff
+        # else the commit id and its ledger changes: Python gets them (SHIFT_HOOK_DIFF) to check a
+        # prepared note against
+        if [ -z "$hook_diff" ] && [ -z "$SHIFT_SKIP" ] && hook_diff=$(git diff-tree -r --root --no-renames \
+                --diff-merges=first-parent HEAD -- .shift/runs 2>/dev/null); then
+            [ -n "$hook_diff" ] || exit 0
+            SHIFT_HOOK_DIFF=$hook_diff
             export SHIFT_HOOK_DIFF
         fi ;;
     pre-push)  # Python only when a pushed range changes a ledger or ends on an active run (or SHIFT_SKIP)

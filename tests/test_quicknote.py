@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import Repo
 
-from shiftgit.git import handoff, quicknote
+from shiftgit.git import handoff, quicknote, rawgit
 from shiftgit.git import view as gitview
 from shiftgit.git.notes import DATA_REF, NOTES_REF, read_note
 
@@ -52,9 +52,10 @@ def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way
         assert run_repo.git("log", "-1", "--format=%an <%ae> %ad|%cn <%ce> %cd", "--date=raw", ref) == \
             f"{committer.strip()}|{committer}"
         assert run_repo.git("ls-tree", "--name-only", ref, f"{head[:2]}/").strip() == f"{head[:2]}/{head[2:]}"
-    started = [line for line in (run_repo.path / "t").read_text().splitlines() if '"event":"start"' in line]
-    assert sum('"unpack-objects"' in line for line in started) == 1
-    assert not any('"commit-tree"' in line for line in started)
+    # the shim ran no diff-tree: the gate of this very commit prepared the note, checked against the trees
+    assert started_gits(run_repo, run_repo.path / "t") == [
+        "commit", "cat-file", "diff-index", "interpret-trailers", "maintenance", "cat-file", "unpack-objects",
+        "update-ref"]
     assert run_repo.git("fsck", "--no-dangling").strip() == ""
 
 
@@ -179,3 +180,23 @@ def test_an_idle_commit_runs_one_git_process_and_an_amend_still_gets_its_note(ru
     head = run_repo.head()
     assert head != finished
     assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+
+
+def test_the_key_read_from_the_trees_is_the_diff_trees(run_repo: Repo) -> None:
+    checkpoint(run_repo, "keys")
+    run_repo.write(".shift/runs/copy/ledger.json", run_repo.read(".shift/runs/demo/ledger.json"))
+    run_repo.write(".shift/runs/Not A Run/ledger.json", "{}\n")
+    run_repo.write(".shift/runs/demo/extra.txt", "not a ledger\n")
+    run_repo.git("add", "-A")
+    assert run_repo.run(["git", "commit", "-q", "--no-verify", "-m", "keys"]).returncode == 0
+    diff = run_repo.git("diff-tree", "-r", "--root", "--no-renames", "HEAD", "--", ".shift/runs")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_DIR")}
+    cwd = os.getcwd()
+    os.chdir(run_repo.path)
+    try:
+        with rawgit.CatFile(env) as cat:
+            from_trees = quicknote._tree_key(cat, run_repo.head())
+    finally:
+        os.chdir(cwd)
+    found = quicknote.parse_diff(diff)
+    assert found is not None and from_trees == found[1] and len(from_trees) == 2

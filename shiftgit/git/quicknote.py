@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 PREPARED = "handoff"  # <git-dir>/shift/handoff
-MAGIC = b"shiftgit handoff 1\n"
+MAGIC = b"shiftgit handoff 1"  # then the pid of the `git commit` the gate ran under
 NOTES_REF = "refs/notes/shift"  # = notes.NOTES_REF (not imported: this path stays light)
 DATA_REF = "refs/notes/shift-data"  # = notes.DATA_REF
 DIFF_VAR = "SHIFT_HOOK_DIFF"
@@ -64,8 +64,11 @@ def key(changes: Iterable[tuple[str, str | None, str | None]], width: int) -> li
 
 def prepare(gitdir: str | os.PathLike[str], lines: list[str], note: str, data: str) -> None:
     """Leave the note of the commit about to be made for post-commit (written whole, then renamed)."""
+    if not lines:
+        return
     body = [note.encode("utf-8"), data.encode("utf-8")]
-    text = MAGIC + "".join(f"{line}\n" for line in lines).encode() + b"\n%d %d\n" % tuple(map(len, body))
+    text = (b"%s %d\n" % (MAGIC, os.getppid()) + "".join(f"{line}\n" for line in lines).encode()
+            + b"\n%d %d\n" % tuple(map(len, body)))
     folder = os.path.join(gitdir, "shift")
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, PREPARED)
@@ -80,10 +83,11 @@ def read_prepared(gitdir: str) -> tuple[list[str], str, str] | None:
     try:
         with open(os.path.join(gitdir, "shift", PREPARED), "rb") as src:
             raw = src.read()
-        head, sep, rest = raw[len(MAGIC):].partition(b"\n\n")
+        first, _, rest = raw.partition(b"\n")
+        head, sep, rest = rest.partition(b"\n\n")
         sizes, _, texts = rest.partition(b"\n")
         note, data = (int(n) for n in sizes.split())
-        if not raw.startswith(MAGIC) or not sep or len(texts) != note + data:
+        if first.split()[:3] != MAGIC.split() or not sep or len(texts) != note + data:
             return None
         return head.decode().splitlines(), texts[:note].decode("utf-8"), texts[note:].decode("utf-8")
     except (OSError, ValueError):
@@ -122,21 +126,13 @@ def post_commit(environ: Mapping[str, str] | None = None) -> bool:
         return False
     git_env = {k: v for k, v in env.items() if k not in _REPO_VARS}
     git_env["LC_ALL"] = "C"
-    diff = env.get(DIFF_VAR)
-    if diff is None:
-        rc, out = run(["diff-tree", "-r", "--root", "--no-renames", "--diff-merges=first-parent", "HEAD", "--",
-                        ".shift/runs"], git_env)
-        if rc != 0:
-            return False
-        if not out.strip():
-            return True  # no ledger changed: no note
-        diff = out.decode("utf-8", "surrogateescape")
-    found = parse_diff(diff)
     lines, note, data = prepared
-    if found is None or found[1] != lines:
+    diff = env.get(DIFF_VAR)
+    found = parse_diff(diff) if diff is not None else None
+    if diff is not None and (found is None or found[1] != lines):
         return False
     try:
-        return _write(found[0], note.encode("utf-8"), data.encode("utf-8"), git_env)
+        return _write(found[0] if found else None, lines, note.encode("utf-8"), data.encode("utf-8"), git_env)
     except (OSError, ValueError):
         return False
 
@@ -153,19 +149,23 @@ def _git_dir() -> str | None:
     return text[len("gitdir:"):].strip() if text.startswith("gitdir:") else None
 
 
-def _write(commit: str, note: bytes, data: bytes, env: dict[str, str]) -> bool:
-    width = len(commit)
-    blobs = {ref: (object_id("blob", body, width), body) for ref, body in ((NOTES_REF, note), (DATA_REF, data))}
+def _write(commit: str | None, lines: list[str], note: bytes, data: bytes, env: dict[str, str]) -> bool:
+    """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees)."""
     with CatFile(env) as cat:
-        head, *tips = cat.get([commit, NOTES_REF, DATA_REF])
-        if head is None or head[1] != "commit" or head[0] != commit:
+        head, *tips = cat.get(["HEAD", NOTES_REF, DATA_REF])
+        if head is None or head[1] != "commit" or head[0] != (commit or head[0]):
             return False
+        if commit is None and _tree_key(cat, head[0]) != lines:
+            return False
+        commit = head[0]
+        width = len(commit)
         ident = _committer(head[2])
         wanted = [(ref, tip[0] if tip else None) for ref, tip in zip((NOTES_REF, DATA_REF), tips, strict=True)]
         if any(tip is not None and tip[1] != "commit" for tip in tips) or ident is None:
             return False
         names = [name for _, tip in wanted if tip for name in (f"{tip}^{{tree}}", f"{tip}:{commit[:2]}")]
         answers = iter(cat.get(names))
+    blobs = {ref: (object_id("blob", body, width), body) for ref, body in ((NOTES_REF, note), (DATA_REF, data))}
     message = f"shiftgit: handoff of {commit[:12]}".encode()
     objects: list[tuple[str, bytes]] = []
     swaps = []
@@ -190,6 +190,30 @@ def _write(commit: str, note: bytes, data: bytes, env: dict[str, str]) -> bool:
         return False
     rc, _ = run(["update-ref", "-m", message.decode(), "--stdin"], env, "".join(swaps).encode())
     return rc == 0
+
+
+def _tree_key(cat: CatFile, commit: str) -> list[str] | None:
+    """The key of what `commit` changed in valid runs' ledgers against its first parent, read from the trees
+    (what `git diff-tree -r` would list); None when a ledger path holds a tree or a submodule."""
+    width = len(commit)
+    new, old = (_listing(answer, width) for answer in cat.get([f"{commit}:{_RUNS[:-1]}", f"{commit}^:{_RUNS[:-1]}"]))
+    runs = sorted(r for r in new.keys() | old.keys() if new.get(r) != old.get(r) and ledger_run(f"{_RUNS}{r}{_LEDGER}"))
+    trees = sorted({side[r][1] for r in runs for side in (old, new) if r in side and side[r][0] == TREE})
+    listed = {oid: _listing(answer, width) for oid, answer in zip(trees, cat.get(trees), strict=True)}
+    changes = []
+    for name in runs:
+        ends = []
+        for side in (old, new):
+            entry = listed.get(side[name][1], {}).get(_LEDGER[1:]) if side.get(name, ("",))[0] == TREE else None
+            if entry is not None and entry[0] in (TREE, "160000"):
+                return None
+            ends.append(entry[1] if entry else None)
+        changes.append((f"{_RUNS}{name}{_LEDGER}", ends[0], ends[1]))
+    return key(changes, width)
+
+
+def _listing(answer: tuple[str, str, bytes] | None, width: int) -> dict[str, tuple[str, str]]:
+    return parse_tree(answer[2], width) if answer is not None and answer[1] == "tree" else {}
 
 
 def _committer(commit: bytes) -> bytes | None:
