@@ -8,7 +8,6 @@ before each write: `fetch`) tells a writer whether someone took the run over sin
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -102,6 +101,8 @@ def fetch(root: Path, remote: str, run: str, env: Mapping[str, str], timeout: fl
     """Fetch the run's ledger ref from `remote`, bounded; None when done, else why not (the caller warns)."""
     spec = f"+{LEDGERS}{run}:{TRACKING}{remote}/shift/ledgers/{run}"
     argv = ["git", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, spec]
+    import subprocess  # here: the commit gate imports this module and never fetches
+
     try:
         proc = subprocess.Popen(argv, cwd=root, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)

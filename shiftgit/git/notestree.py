@@ -6,12 +6,12 @@ stdlib only (the commit path).
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from shiftgit.errors import GitError
+from shiftgit.git import rawgit
 from shiftgit.git.rawgit import object_id, pack, tree_body
 
 _TREE = "40000"
@@ -170,8 +170,7 @@ class CatFile:
     argv = ("cat-file", "--batch")
 
     def __init__(self, cwd: str | Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(["git", *self.argv], cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc: Any = _process(list(self.argv), cwd, env)
 
     def __enter__(self) -> CatFile:
         return self
@@ -221,12 +220,44 @@ def is_ident_error(stderr: bytes) -> bool:
     return any(marker in text for marker in _IDENT_ERRORS)
 
 
-def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str],
-         data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *argv], cwd=cwd, env=env, input=data, capture_output=True)
+class Completed(NamedTuple):
+    """What subprocess.run would have returned (the fields used here)."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
 
 
-def checked(argv: list[str], proc: subprocess.CompletedProcess[bytes]) -> str:
+def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str], data: bytes | None = None) -> Completed:
+    """git ARGV in `cwd`: without the subprocess module (its import costs the hooks ~5 ms) for small input."""
+    if hasattr(os, "posix_spawn") and len(data or b"") <= rawgit.SMALL_INPUT:
+        try:
+            return Completed(*rawgit.run3(argv, env, cwd, data))
+        except OSError as exc:  # git missing, or no standard streams: subprocess says it its way
+            if isinstance(exc, FileNotFoundError):
+                raise
+    import subprocess
+
+    proc = subprocess.run(["git", *argv], cwd=cwd, env=env, input=data, capture_output=True)
+    return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _process(argv: list[str], cwd: str | Path, env: Mapping[str, str]) -> Any:
+    """A running git with pipes to stdin, from stdout and stderr (rawgit.Process, else subprocess.Popen)."""
+    if hasattr(os, "posix_spawn"):
+        try:
+            return rawgit.Process(argv, env, cwd)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            pass
+    import subprocess
+
+    return subprocess.Popen(["git", *argv], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def checked(argv: list[str], proc: Completed) -> str:
     if proc.returncode != 0:
         raise GitError(argv, proc.stderr.decode("utf-8", "replace"))
     return proc.stdout.decode()

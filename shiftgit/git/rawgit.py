@@ -155,3 +155,63 @@ class CatFile:
             answers.append((header[0].decode(), header[1].decode(), body))
         return answers
 
+
+
+class Process:
+    """git ARGV with pipes to its stdin and from its stdout and stderr: what `notestree` asks of subprocess.Popen
+    (stdin, stdout, stderr, wait, returncode, pid), started with `os.posix_spawn`, in the current directory only
+    (`cwd` elsewhere raises OSError: posix_spawn cannot change it, and `git -C` would change the argv)."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None) -> None:
+        if cwd is not None and os.path.abspath(cwd) != os.getcwd():
+            raise OSError("posix_spawn cannot change the directory")  # the caller falls back to subprocess
+        pipes = [os.pipe() for _ in range(3)]
+        mine, theirs = [pipes[0][1], pipes[1][0], pipes[2][0]], [pipes[0][0], pipes[1][1], pipes[2][1]]
+        try:
+            if min(theirs) <= 2:  # dup2 onto itself would keep close-on-exec
+                raise OSError("standard streams closed")
+            path = _which("git", env)
+            actions = [(os.POSIX_SPAWN_DUP2, fd, n) for n, fd in enumerate(theirs)]
+            self.pid = os.posix_spawn(path, ["git", *argv], dict(env), file_actions=actions)
+        except BaseException:
+            for fd in mine + theirs:
+                os.close(fd)
+            raise
+        for fd in theirs:
+            os.close(fd)
+        self.stdin, self.stdout, self.stderr = open(mine[0], "wb"), open(mine[1], "rb"), open(mine[2], "rb")
+        self.returncode: int | None = None
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+
+def _which(name: str, env: Mapping[str, str]) -> str:
+    """`name` on the PATH of `env`, as subprocess looks it up."""
+    for folder in os.get_exec_path(dict(env)):
+        path = os.path.join(folder, name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    raise FileNotFoundError(f"{name} not found on PATH")
+
+
+SMALL_INPUT = 16384  # written whole before reading: below any pipe buffer, so git never waits on us
+
+
+def run3(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None,
+         data: bytes | None) -> tuple[int, bytes, bytes]:
+    """git ARGV fed at most SMALL_INPUT bytes: (exit status, stdout, stderr). stderr is read after stdout ends:
+    for commands whose stderr is a few lines."""
+    proc = Process(argv, env, cwd)
+    try:
+        if data:
+            proc.stdin.write(data)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    with proc.stdout, proc.stderr:
+        out = proc.stdout.read()
+        err = proc.stderr.read()
+    return proc.wait(), out, err
