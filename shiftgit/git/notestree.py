@@ -231,11 +231,9 @@ class Completed(NamedTuple):
 def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str], data: bytes | None = None) -> Completed:
     """git ARGV in `cwd`: without the subprocess module (its import costs the hooks ~5 ms) for small input."""
     if hasattr(os, "posix_spawn") and len(data or b"") <= rawgit.SMALL_INPUT:
-        try:
-            return Completed(*rawgit.run3(argv, env, cwd, data))
-        except OSError as exc:  # git missing, or no standard streams: subprocess says it its way
-            if isinstance(exc, FileNotFoundError):
-                raise
+        started = _spawned(argv, cwd, env)
+        if started is not None:
+            return Completed(*rawgit.communicate(started, data))
     import subprocess
 
     proc = subprocess.run(["git", *argv], cwd=cwd, env=env, input=data, capture_output=True)
@@ -244,17 +242,24 @@ def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str], data: byte
 
 def _process(argv: list[str], cwd: str | Path, env: Mapping[str, str]) -> Any:
     """A running git with pipes to stdin, from stdout and stderr (rawgit.Process, else subprocess.Popen)."""
-    if hasattr(os, "posix_spawn"):
-        try:
-            return rawgit.Process(argv, env, cwd)
-        except FileNotFoundError:
-            raise
-        except OSError:
-            pass
+    started = _spawned(argv, cwd, env) if hasattr(os, "posix_spawn") else None
+    if started is not None:
+        return started
     import subprocess
 
     return subprocess.Popen(["git", *argv], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
+
+
+def _spawned(argv: list[str], cwd: str | Path, env: Mapping[str, str]) -> rawgit.Process | None:
+    """git started with posix_spawn, or None when it cannot be (another directory, no standard streams):
+    subprocess starts it then. A missing git raises FileNotFoundError, as subprocess does."""
+    try:
+        return rawgit.Process(argv, env, cwd)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
 
 
 def checked(argv: list[str], proc: Completed) -> str:

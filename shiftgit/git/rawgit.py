@@ -184,7 +184,10 @@ class Process:
 
     def wait(self) -> int:
         if self.returncode is None:
-            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            try:
+                self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            except ChildProcessError:  # SIGCHLD ignored: the status is gone (subprocess says 0 too)
+                self.returncode = 0
         return self.returncode
 
 
@@ -200,11 +203,9 @@ def _which(name: str, env: Mapping[str, str]) -> str:
 SMALL_INPUT = 16384  # written whole before reading: below any pipe buffer, so git never waits on us
 
 
-def run3(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None,
-         data: bytes | None) -> tuple[int, bytes, bytes]:
-    """git ARGV fed at most SMALL_INPUT bytes: (exit status, stdout, stderr). stderr is read after stdout ends:
-    for commands whose stderr is a few lines."""
-    proc = Process(argv, env, cwd)
+def communicate(proc: Process, data: bytes | None) -> tuple[int, bytes, bytes]:
+    """Feed a started git at most SMALL_INPUT bytes: (exit status, stdout, stderr). stderr is read after stdout
+    ends: for commands whose stderr is a few lines."""
     try:
         if data:
             proc.stdin.write(data)
