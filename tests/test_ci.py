@@ -6,7 +6,6 @@ Real repositories, a real bare remote, real `git push` with the hooks installed.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -147,11 +146,14 @@ def test_an_idle_push_starts_no_python(tmp_path: Path) -> None:
     repo.ok("finish", "--status", "abandoned")
     assert repo.commit("finish demo").returncode == 0
     repo.git("push", "-q", "origin", "main")
-    probe = tmp_path / "probe"
-    probe.mkdir()
     log = tmp_path / "pythons.log"
-    (probe / "sitecustomize.py").write_text(f"import sys\nopen({str(log)!r}, 'a').write(repr(sys.argv) + '\\n')\n")
-    env = {"PYTHONPATH": os.pathsep.join([str(probe), str(ROOT)])}
+    probe = tmp_path / "python"  # the shims' interpreter, logging each start (they run `python -S`: no sitecustomize)
+    probe.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {sys.executable} "$@"\n')
+    probe.chmod(0o755)
+    hooks = repo.path / repo.git("rev-parse", "--git-path", "hooks").strip()
+    for shim in hooks.iterdir():
+        shim.write_text(shim.read_text().replace(f"python={sys.executable}", f"python={probe}"))
+    env = {"PYTHONPATH": str(ROOT)}
     repo.write("README.md", "no run is active\n")
     repo.git("add", "-A")
     repo.git("commit", "-q", "-m", "docs")
