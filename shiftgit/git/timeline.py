@@ -1,12 +1,13 @@
 """`shiftgit log`: the checkpoint timeline along HEAD's history, newest first, read from notes.
 
 `git log HEAD` is streamed in rounds of ROUND commits, each round twice the last (up to MAX_ROUND: a
-whole history takes few round trips), each commit with its machine record (refs/notes/shift-data: git
-reads that notes tree itself, once). For each round one `cat-file --batch` reads, per other notes ref,
-only the fanout subtrees those commits' notes live in (each at most once), then their note blobs: each
-remote's fetched records (merged in), and the human notes only of commits without a record (a note
-written before the split carries its JSON itself). It stops once `limit` checkpoints are found. So
-`log -n N` costs what N needs, not what the history holds.
+whole history takes few round trips), each commit with the texts of its notes on refs/notes/shift-data
+and refs/notes/shift (git reads those notes trees itself, once; a note written before the split carries
+its JSON on its last line). For each round one `cat-file --batch` reads, per fetched remote notes ref
+(outside refs/notes/, where `git log` does not look), only the fanout subtrees those commits' notes live
+in (each at most once), then their note blobs: the remote's records are merged in, its human notes read
+only for commits without a record. It stops once `limit` checkpoints are found. So `log -n N` costs
+what N needs, not what the history holds.
 A working ledger's checkpoint that HEAD's committed ledger does not carry yet comes first, without a commit.
 """
 
@@ -20,13 +21,14 @@ from typing import Any
 from shiftgit import textsafe
 from shiftgit.errors import GitError, ShiftError
 from shiftgit.git import handoff
-from shiftgit.git.notes import DATA_REF
+from shiftgit.git.notes import DATA_REF, NOTES_REF
 from shiftgit.git.notestree import CatFile, Entry, id_width, notes_under, read_root
 from shiftgit.git.view import ledger_path, parse_json
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo, clean_env
 
 ROUND = 64
+LOCAL = (DATA_REF, NOTES_REF)  # read by `git log` itself (it reads notes refs under refs/notes/ only)
 MAX_ROUND = 4096
 
 
@@ -48,9 +50,10 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
         return entries[:limit]
     with CatFile(repo.root, clean_env()) as cat:
         refs = notes_refs(store)
-        fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref != DATA_REF]
-        human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data")]
-        for rows in _history(repo, DATA_REF in refs and repo.ref(DATA_REF) is not None) if head else ():
+        local_refs = [ref for ref in (DATA_REF, NOTES_REF) if ref in refs and repo.ref(ref) is not None]
+        fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref not in LOCAL]
+        human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data") and ref not in LOCAL]
+        for rows in _history(repo, local_refs) if head else ():
             chunk = [commit for commit, _, _ in rows]
             local = {commit: found for commit, _, text in rows if text and (found := handoff.parse_note(text))}
             blobs: dict[str, list[str]] = {}
@@ -61,7 +64,7 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
             for index in human if bare else ():  # the split carries its JSON itself (a record's human note: none)
                 for commit, blob in index.blobs(bare).items():
                     blobs.setdefault(commit, []).append(blob)
-            lost = _recomputed(store, [c for c, named, _ in rows if named and c not in local and c not in blobs])
+            lost = _recomputed(store, [c for c, named, text in rows if named and not text.strip() and c not in blobs])
             noted = [c for c in chunk if c in local or c in blobs or c in lost]
             for commit, document in _notes(cat, noted, local, blobs, lost):
                 for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
@@ -74,15 +77,14 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
     return entries[:limit] if limit is not None else entries
 
 
-def _history(repo: Repo, records: bool) -> Iterator[list[tuple[str, str, str]]]:
+def _history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]]:
     """HEAD's commits, newest first, ROUND at first, then twice as many each round up to MAX_ROUND, as `git log`
     finds them (stopped when not read on), each with the checkpoint its Shift-Checkpoint trailer names ("" when
-    none) and, with `records`, its machine record (refs/notes/shift-data: git reads that notes tree itself,
-    "" when none). A line starting with a random marker opens each commit: a note cannot forge one."""
+    none) and the texts of its notes on the `notes` refs, one after the other (git reads those notes trees
+    itself; "" when none). A line starting with a random marker opens each commit: a note cannot forge one."""
     marker = os.urandom(8).hex()
-    notes = ["--no-notes", f"--notes={DATA_REF}"] if records else ["--no-notes"]
-    argv = ["git", "log", *notes,
-            f"--format={marker}%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)" + ("%n%N" if records
+    argv = ["git", "log", "--no-notes", *(f"--notes={ref}" for ref in notes),
+            f"--format={marker}%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)" + ("%n%N" if notes
                                                                                                 else ""), "HEAD"]
     proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
