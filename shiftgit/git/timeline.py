@@ -33,10 +33,12 @@ MAX_ROUND = 4096
 
 
 def notes_refs(store: Store) -> list[str]:
-    """The notes refs to read: ours, then each remote's copy (refs/shift-remote/<remote>/notes/shift)."""
-    from shiftgit.git.sync import notes_refs as refs
-
-    return refs(store.repo)
+    """The notes refs there are to read, in one `for-each-ref`: the machine records (ours, then each remote's
+    copy under refs/shift-remote/<remote>/notes/), then the human notes the same way (sync.notes_refs' order)."""
+    out = store.repo.git("for-each-ref", "--format=%(refname)", DATA_REF, NOTES_REF, "refs/shift-remote/").split()
+    fetched = sorted(r for r in out if r.startswith("refs/shift-remote/"))
+    return ([r for r in (DATA_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift-data")]
+            + [r for r in (NOTES_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift")])
 
 
 def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
@@ -50,7 +52,7 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
         return entries[:limit]
     with CatFile(repo.root, clean_env()) as cat:
         refs = notes_refs(store)
-        local_refs = [ref for ref in (DATA_REF, NOTES_REF) if ref in refs and repo.ref(ref) is not None]
+        local_refs = [ref for ref in LOCAL if ref in refs]
         fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref not in LOCAL]
         human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data") and ref not in LOCAL]
         for rows in _history(repo, local_refs) if head else ():
@@ -93,23 +95,20 @@ def _history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]
     try:
         chunk: list[tuple[str, str, str]] = []
         size = ROUND
-        commit, named, text = "", "", []
-        for raw in proc.stdout:
-            line = raw.decode("utf-8", "replace")
-            if not line.startswith(marker):
-                text.append(line)
-                continue
-            if commit:
-                chunk.append((commit, named, "".join(text)))
-                if len(chunk) == size:
+        mark, rest = marker.encode(), b""
+        while True:
+            block = proc.stdout.read1(1 << 16)
+            parts = (rest + block).split(mark)
+            rest = parts.pop() if block else b""  # the last may be cut short: it waits for the next block
+            for part in parts:
+                if part:
+                    chunk.append(_row(part))
+            if len(chunk) >= size or not block:
+                if chunk:
                     yield chunk
-                    chunk, size = [], min(2 * size, MAX_ROUND)
-            commit, _, named = line[len(marker):].strip().partition(" ")
-            named, text = named.strip(), []
-        if commit:
-            chunk.append((commit, named, "".join(text)))
-        if chunk:
-            yield chunk
+                chunk, size = [], min(2 * size, MAX_ROUND)
+            if not block:
+                break
         finished = True
     finally:
         if not finished:
@@ -119,6 +118,13 @@ def _history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]
         proc.stderr.close()
         if proc.wait() != 0 and finished:
             raise GitError(argv[1:], error)
+
+
+def _row(part: bytes) -> tuple[str, str, str]:
+    """(commit, the checkpoint its trailer names, its notes' texts) from one commit's part of `git log`."""
+    first, _, text = part.decode("utf-8", "replace").partition("\n")
+    commit, _, named = first.strip().partition(" ")
+    return commit, named.strip(), text
 
 
 class _NoteIndex:
