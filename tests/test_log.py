@@ -85,6 +85,7 @@ def test_a_note_sync_merged_by_keeping_both_texts_reads_as_one() -> None:
 def test_a_note_written_before_the_split_is_read_from_the_human_ref(run_repo: Repo) -> None:
     """No machine record: the human note's own JSON (its last line) is the record."""
     head = run_repo.head()
+    run_repo.git("notes", "--ref=shift-data", "remove", head)  # this commit's record: the new layout's
     point = {"id": "p1-old", "seq": 1, "at": "2020-01-01T00:00:00Z", "step": "written before the split", "run": "demo"}
     document = {"shift_note": 1, "checkpoints": [point], "runs": ["demo"]}
     write_notes(run_repo.path, {head: handoff.note_text(document) + handoff.data_text(document)})

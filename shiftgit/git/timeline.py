@@ -1,13 +1,13 @@
 """`shiftgit log`: the checkpoint timeline along HEAD's history, newest first, read from notes.
 
 `git log HEAD` is streamed in rounds of ROUND commits, each round twice the last (up to MAX_ROUND: a
-whole history takes few round trips), each commit with the texts of its notes on refs/notes/shift-data
-and refs/notes/shift (git reads those notes trees itself, once; a note written before the split carries
-its JSON on its last line). For each round one `cat-file --batch` reads, per fetched remote notes ref
-(outside refs/notes/, where `git log` does not look), only the fanout subtrees those commits' notes live
-in (each at most once), then their note blobs: the remote's records are merged in, its human notes read
-only for commits without a record. It stops once `limit` checkpoints are found. So `log -n N` costs
-what N needs, not what the history holds.
+whole history takes few round trips), each commit with its machine record (refs/notes/shift-data: git
+reads that notes tree itself, once). For each round one `cat-file --batch` reads, per other notes ref
+(each remote's fetched copies, outside refs/notes/ where `git log` does not look, and the human notes),
+only the fanout subtrees those commits' notes live in (each at most once), then their note blobs: a
+remote's records are merged in; human notes are read only for commits without a record (a note written
+before the split carries its JSON itself; the record wins where both are, as everywhere in shiftgit).
+It stops once `limit` checkpoints are found. So `log -n N` costs what N needs, not what the history holds.
 A working ledger's checkpoint that HEAD's committed ledger does not carry yet comes first, without a commit.
 """
 
@@ -28,7 +28,6 @@ from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo, clean_env
 
 ROUND = 64
-LOCAL = (DATA_REF, NOTES_REF)  # read by `git log` itself (it reads notes refs under refs/notes/ only)
 MAX_ROUND = 4096
 
 
@@ -52,18 +51,17 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
         return entries[:limit]
     with CatFile(repo.root, clean_env()) as cat:
         refs = notes_refs(store)
-        local_refs = [ref for ref in LOCAL if ref in refs]
-        fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref not in LOCAL]
-        human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data") and ref not in LOCAL]
-        for rows in _history(repo, local_refs) if head else ():
+        fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref != DATA_REF]
+        human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data")]
+        for rows in _history(repo, [DATA_REF] if DATA_REF in refs else []) if head else ():
             chunk = [commit for commit, _, _ in rows]
             local = {commit: found for commit, _, text in rows if text and (found := handoff.parse_note(text))}
             blobs: dict[str, list[str]] = {}
             for index in fetched:  # a remote's records, fetched and not merged yet: merged in
                 for commit, blob in index.blobs(chunk).items():
                     blobs.setdefault(commit, []).append(blob)
-            bare = [c for c in chunk if c not in local and c not in blobs]  # no record: a note written before
-            for index in human if bare else ():  # the split carries its JSON itself (a record's human note: none)
+            bare = [c for c in chunk if c not in local and c not in blobs]  # no record: a note written before the
+            for index in human if bare else ():  # split carries its JSON itself (a record's human note has none)
                 for commit, blob in index.blobs(bare).items():
                     blobs.setdefault(commit, []).append(blob)
             lost = _recomputed(store, [c for c, named, text in rows if named and not text.strip() and c not in blobs])
