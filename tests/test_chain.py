@@ -100,14 +100,14 @@ def test_a_rewritten_ledger_ref_history_is_caught(run_repo: Repo) -> None:
     for n in range(1, 4):
         step(run_repo, n, commit=False)  # checkpoints #1 and #2 live only on refs/shift/ledgers/demo
     ref = "refs/shift/ledgers/demo"
-    commits = run_repo.git("rev-list", "--reverse", ref).split()
-    assert len(commits) == 3
+    claim, *commits = run_repo.git("rev-list", "--reverse", ref).split()  # the first write's owner-epoch claim
+    assert len(commits) == 3 and "owner epoch 1" in run_repo.git("log", "-1", "--format=%s", claim)
     first = json.loads(run_repo.git("show", f"{commits[0]}:ledger.json"))
     first["checkpoint"]["step"] = "a different first step"
     blob = run_repo.run(["git", "hash-object", "-w", "--stdin"],
                         input=json.dumps(first, indent=2, sort_keys=True) + "\n").stdout.strip()
     tree = run_repo.run(["git", "mktree"], input=f"100644 blob {blob}\tledger.json\n").stdout.strip()
-    parent = run_repo.git("commit-tree", tree, "-m", "shiftgit ledger: demo checkpoint 1").strip()
+    parent = run_repo.git("commit-tree", tree, "-p", claim, "-m", "shiftgit ledger: demo checkpoint 1").strip()
     for commit in commits[1:]:
         parent = run_repo.git("commit-tree", f"{commit}^{{tree}}", "-p", parent, "-m", "rewritten").strip()
     run_repo.git("update-ref", ref, parent)
