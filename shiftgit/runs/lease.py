@@ -130,7 +130,8 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
             return Ticket(epoch, tuple(warnings))
         epoch = max([mine] + [c.epoch for c in seen]) + 1
         why = "lease expired" if isinstance(lease, Mapping) else "first write"
-        if _take(store, run, epoch, who, why, seen, remote, minutes, seconds):
+        reachable = remote if not warnings else None  # the fetch failed (and said so): no push to wait for
+        if _take(store, run, epoch, who, why, seen, reachable, minutes, seconds):
             return Ticket(epoch, tuple(warnings))
     raise Fenced(f"run {run}: could not take owner epoch {epoch}, other writers kept taking it first; "
                  f"`shiftgit resume {run}` shows who holds it now")
