@@ -137,6 +137,12 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
                  f"`shiftgit resume {run}` shows who holds it now")
 
 
+def fenced(store: Store, run: str) -> str:
+    """`guard` for a write that is not a checkpoint (constraint, approval, stop, finish, archive): returns `run`."""
+    guard(store, run)
+    return run
+
+
 def _decide(run: str, lease: Any, mine: int, seen: list[fence.Claim], who: Mapping[str, Any]) -> int:
     """The epoch this place holds and may renew; 0 to take a new one; Fenced when another holder has it."""
     where = where_of(who)
