@@ -41,6 +41,7 @@ class Ticket(NamedTuple):
 
     epoch: int
     warnings: tuple[str, ...] = ()
+    ledger: str | None = None  # the ledger-ref commit this write goes onto (a checkpoint records it: the chain)
 
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -127,12 +128,13 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
         if epoch > 0:  # this place holds it: renew
             taken = "continued on this branch" if epoch > mine else None
             store.on_write = renewal(run, epoch, who, minutes, taken=taken)
-            return Ticket(epoch, tuple(warnings))
+            return Ticket(epoch, tuple(warnings), next((c.commit for c in seen if c.ref == fence.LEDGERS + run), None))
         epoch = max([mine] + [c.epoch for c in seen]) + 1
         why = "lease expired" if isinstance(lease, Mapping) else "first write"
         reachable = remote if not warnings else None  # the fetch failed (and said so): no push to wait for
-        if _take(store, run, epoch, who, why, seen, reachable, minutes, seconds):
-            return Ticket(epoch, tuple(warnings))
+        claim = _take(store, run, epoch, who, why, seen, reachable, minutes, seconds)
+        if claim is not None:
+            return Ticket(epoch, tuple(warnings), claim)
     raise Fenced(f"run {run}: could not take owner epoch {epoch}, other writers kept taking it first; "
                  f"`shiftgit resume {run}` shows who holds it now")
 
@@ -166,9 +168,9 @@ def _decide(run: str, lease: Any, mine: int, seen: list[fence.Claim], who: Mappi
 
 
 def _take(store: Store, run: str, epoch: int, who: Mapping[str, Any], why: str, seen: list[fence.Claim],
-          remote: str | None, minutes: float, seconds: float) -> bool:
+          remote: str | None, minutes: float, seconds: float) -> str | None:
     """Take `epoch`: its claim becomes the ledger ref's tip compare-and-swap (pushed first, without force, to
-    the publish remote). False when another writer moved the ref first (the caller looks again)."""
+    the publish remote); returns that commit. None when another writer moved the ref first (look again)."""
     from shiftgit.ledger.canonical import canonical_bytes
     from shiftgit.ledger.trustdb import clone_id
 
@@ -183,16 +185,16 @@ def _take(store: Store, run: str, epoch: int, who: Mapping[str, Any], why: str, 
         why_not = fence.push(repo.root, remote, run, commit, clean_env(), max(seconds, FETCH_SECONDS))
         if why_not == fence.REJECTED:  # another clone took it first: fetch its claim and look again
             _fetch(store, run, remote, seconds)
-            return False
+            return None
         if why_not is not None:
             sys.stderr.write(f"shiftgit: warning: could not publish owner epoch {epoch} of run {run} to {remote} "
                              f"({why_not}); this write went ahead on what this clone knows\n")
     try:
         repo.update_ref(ledgerref.ref_name(run), commit, local or repo.null_id, f"shiftgit owner epoch {run} {epoch}")
     except GitError:  # another work tree of this clone took it first
-        return False
+        return None
     store.on_write = renew
-    return True
+    return commit
 
 
 def _remote(store: Store) -> str | None:
@@ -247,7 +249,7 @@ def take_over(store: Store, run: str, *, why: str = "take-over",
     for _ in range(TAKE_TRIES):
         seen = fence.tips(store.repo.git, run)
         epoch = max([epoch_of(old)] + [c.epoch for c in seen]) + 1
-        if _take(store, run, epoch, who, why, seen, remote, minutes, seconds):
+        if _take(store, run, epoch, who, why, seen, remote, minutes, seconds) is not None:
             break
     else:
         raise Fenced(f"run {run}: could not take owner epoch {epoch}, other writers kept taking it first; "
