@@ -233,10 +233,9 @@ def constraint_add(text: str, run: str | None, as_json: bool) -> None:
       shiftgit constraint add "do not run cutover until replication lag < 2s"
     """
     from shiftgit.runs import contract as runs
-    from shiftgit.runs.lease import fenced
 
     store = _store()
-    record = runs.add_constraint(store, fenced(store, resolve(store, run)), text)
+    record = runs.add_constraint(store, resolve(store, run), text)
     emit(record.to_dict()) if as_json else click.echo(f"constraint {record.id}: {record.text}")
 
 
@@ -253,10 +252,9 @@ def constraint_lift(which: str, reason: str, run: str | None, as_json: bool) -> 
       shiftgit constraint lift c-1a2b3c4d5e6f --reason "freeze ended"
     """
     from shiftgit.runs import contract as runs
-    from shiftgit.runs.lease import fenced
 
     store = _store()
-    record = runs.lift_constraint(store, fenced(store, resolve(store, run)), which, reason)
+    record = runs.lift_constraint(store, resolve(store, run), which, reason)
     emit(record.to_dict()) if as_json else click.echo(f"lifted {record.id}: {record.text} ({reason})")
 
 
@@ -287,11 +285,10 @@ def amend(run: str | None, reason: str, as_json: bool, **fields: Any) -> None:
       shiftgit amend --token-budget 400000 --reason "the refactor is larger than planned"
     """
     from shiftgit.runs import contract as runs
-    from shiftgit.runs.lease import fenced
 
     changes = {k: v for k, v in fields.items() if v is not None and v != ()}
     store = _store()
-    made = runs.amend(store, fenced(store, resolve(store, run)), changes, reason)
+    made = runs.amend(store, resolve(store, run), changes, reason)
     if as_json:
         emit([a.to_dict() for a in made])
     for record in made if not as_json else ():
@@ -315,10 +312,9 @@ def stop(run: str | None, reason: str, detail: str | None, as_json: bool) -> Non
       shiftgit stop --reason waiting_for_approval --detail "migration 0042 needs a DBA"
     """
     from shiftgit.runs import contract as runs
-    from shiftgit.runs.lease import fenced
 
     store = _store()
-    record = runs.stop(store, fenced(store, resolve(store, run)), reason, detail)
+    record = runs.stop(store, resolve(store, run), reason, detail)
     emit(record.to_dict()) if as_json else click.echo(f"stopped: {record.reason}")
 
 
@@ -342,11 +338,10 @@ def finish(run: str | None, final: str, reviewer_action: str | None, assumptions
       shiftgit finish --status completed --reviewer-action "review the diff of src/auth/"
     """
     from shiftgit.runs import receipt as receipts
-    from shiftgit.runs.lease import fenced
 
     store = _store()
-    receipt = receipts.finish(store, fenced(store, resolve(store, run)), final, reviewer_action, assumptions,
-                              known_failures, override)
+    receipt = receipts.finish(store, resolve(store, run), final, reviewer_action, assumptions, known_failures,
+                              override)
     if as_json:
         emit(receipt.to_dict())
         return

@@ -27,7 +27,6 @@ from shiftgit.errors import Fenced, GitError, ShiftError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env
-from shiftgit.runs.contract import now_iso
 
 DEFAULT_MINUTES = 30.0
 FETCH_SECONDS = 3.0
@@ -140,7 +139,7 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
 
 
 def fenced(store: Store, run: str) -> str:
-    """`guard` for a write that is not a checkpoint (constraint, approval, stop, finish, archive): returns `run`."""
+    """`guard` for a write the CLI fences before calling a lower layer (approvals): returns `run`."""
     guard(store, run)
     return run
 
@@ -223,12 +222,13 @@ def renewal(run: str, epoch: int, who: Mapping[str, Any], minutes: float,
         old = document.get("lease") if isinstance(document.get("lease"), Mapping) else {}
         assert isinstance(old, Mapping)
         now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        stamp = now.isoformat().replace("+00:00", "Z")  # as runs/contract.now_iso writes it
         epochs = [e for e in old.get("epochs") or [] if isinstance(e, Mapping)]
         if taken and all(e.get("epoch") != epoch for e in epochs):
-            epochs.append({"epoch": epoch, "holder": dict(who), "at": now_iso(), "from": old.get("holder"),
+            epochs.append({"epoch": epoch, "holder": dict(who), "at": stamp, "from": old.get("holder"),
                            "why": taken})
         until = (now + dt.timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
-        lease = {**old, "epoch": epoch, "holder": dict(who), "renewed_at": now_iso(), "expires_at": until,
+        lease = {**old, "epoch": epoch, "holder": dict(who), "renewed_at": stamp, "expires_at": until,
                  "minutes": minutes, "epochs": epochs}
         return {**document, "lease": lease}
 
