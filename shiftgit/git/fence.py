@@ -156,6 +156,8 @@ def push(root: Path, remote: str, run: str, commit: str, env: Mapping[str, str],
     None when it landed; REJECTED when the remote's ref moved since this clone fetched it (another clone took
     it first); else why it could not be pushed (the caller warns and goes on)."""
     argv = ["git", "push", "--quiet", "--porcelain", "--no-verify", remote, f"{commit}:{LEDGERS}{run}"]
+    import subprocess  # here: the commit gate imports this module and never pushes
+
     try:
         proc = subprocess.run(argv, cwd=root, env=dict(env), stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=timeout, start_new_session=True)
