@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_saves import settle
 from conftest import SG, Repo
 
 FAIL = [sys.executable, "-c", "import sys; print('1 failed'); sys.exit(1)"]
@@ -19,10 +20,14 @@ def payload(repo: Repo, event: str, **extra: Any) -> str:
                        "hook_event_name": event, **extra})
 
 
-def hook(repo: Repo, agent: str, event: str, body: str, *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def hook(repo: Repo, agent: str, event: str, body: str, *, cwd: Path | None = None,
+         wait: bool = True) -> subprocess.CompletedProcess[str]:
+    """`wait`: for what the hook handed to the background too (as the agent's next hook does)."""
     proc = subprocess.run([*SG, "hook", agent, event], cwd=cwd or repo.path, input=body, text=True,
                           capture_output=True, timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
+    if wait:
+        settle(repo.path)
     return proc
 
 

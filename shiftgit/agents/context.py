@@ -65,10 +65,11 @@ def _count(value: Any, least: int, default: int) -> int:
 
 
 def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
-         turn: int | None = None, parsed: Transcript | None = None) -> Saved | None:
-    """Compact the transcript at `path` (`parsed`: already read) and store it; None when the stored text
-    is already this one. An unreadable or unknown transcript raises UsageError before anything is written."""
-    transcript = parsed if parsed is not None else read(path)
+         turn: int | None = None, parsed: Transcript | None = None, size: int | None = None) -> Saved | None:
+    """Compact the transcript at `path` (`parsed`: already read; `size`: its first bytes only, agents/transcripts.py)
+    and store it; None when the stored text is already this one. An unreadable or unknown transcript raises
+    UsageError before anything is written."""
+    transcript = parsed if parsed is not None else read(path, size)
     document = store.document(run)  # an unknown or broken run fails here, before any write
     text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
     last = shiftrefs.tip(store.repo, ref(run), TEXT)
@@ -77,7 +78,8 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
     who = session or transcript.session
     meta = {"run": run, "format": transcript.format, "agent": agent or transcript.format, "session": who,
             "turn": turn, "saved_at": _now(), "entries": len(transcript.entries), "chars": len(text),
-            "transcript_bytes": path.stat().st_size, "unreadable_lines": transcript.skipped}
+            "transcript_bytes": size if size is not None else path.stat().st_size,
+            "unreadable_lines": transcript.skipped}
     message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
                f"{_json(meta)}")
     commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "").commit

@@ -26,6 +26,8 @@ from shiftgit.agents.events import EVENTS
 from shiftgit.agents.hooklog import LOG_LIMIT, log
 from shiftgit.repo import Repo
 
+GATE_WAIT = 20.0  # seconds a session start or an end of turn waits for a background save of its run
+
 __all__ = ["LOG_LIMIT", "Answer", "Payload", "log", "main"]
 
 
@@ -118,13 +120,13 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
         if not version.known:  # fail open: an input or answer format shiftgit does not know never blocks
             return None
         return end_of_turn(store, run, agent, payload)
-    from shiftgit.agents import autosave, sessions
+    from shiftgit.agents import saves, sessions
 
     done = sessions.note(repo, run, agent, payload.session, transcript=payload.transcript)
     turn = max(done, 1) if kind == "end" else done + 1  # the turn in progress; at the end, the last one
-    note = autosave.save(store, run, agent=agent, event=event, session=payload.session, turn=turn,
-                         transcript=payload.transcript, ending=kind == "end",
-                         log=lambda m: log(repo, agent, event, m))
+    note = saves.save(store, run, agent=agent, event=event, session=payload.session, turn=turn,
+                      transcript=payload.transcript, ending=kind == "end",
+                      log=lambda m: log(repo, agent, event, m))
     return Answer(note=note) if note else None
 
 
@@ -153,6 +155,7 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked
     from shiftgit.agents.hold import shiftgit_command
     from shiftgit.errors import ShiftError
 
+    _settle(store, run, agent, event)
     context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m),
                               shiftgit=shiftgit_command(store.repo), picked=picked, made_for=made_for)
     try:
@@ -166,12 +169,31 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked
 def end_of_turn(store: Any, run: str, agent: str, payload: Payload) -> Answer | None:
     from shiftgit.agents import hold, sessions
 
+    _settle(store, run, agent, "end-of-turn")
     verdict = hold.gate(store, run, key=f"{agent}:{payload.session}", stop_hook_active=payload.stop_hook_active)
     if verdict.ends_turn:
         sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript, turn=True)
     if verdict.block is not None:
         return Answer(block=verdict.block)
     return Answer(note=verdict.note) if verdict.note else None
+
+
+def _settle(store: Any, run: str, agent: str, event: str) -> None:
+    """A save a pre-compact or session-end hook handed to the background is waited for (or, its process dead,
+    done now): what this hook reads is then what the agent would read had that hook done it itself."""
+    from shiftgit.agents import private
+
+    if not private.path(store.repo, f"pending-{run}.json").exists():  # the usual case: nothing to import
+        return
+    from shiftgit.agents import background
+
+    def say(message: str) -> None:
+        log(store.repo, agent, event, message)
+
+    try:
+        background.finish_pending(store, run, say, GATE_WAIT)
+    except background.Busy as exc:
+        say(f"went on without the save in progress: {exc}")
 
 
 def render(agent: str, answer: Answer | None) -> str:
