@@ -1,11 +1,13 @@
 """What a pre-compact or session-end hook saves, in place or in the background; and `shiftgit context save`.
 
 At session end, the session's entry in the ledger is closed first (agents/sessions.py): a hook killed at its time
-limit (Codex gives a session-end hook 3 s) has recorded that. Then, under the run's save lock: a job an earlier
-hook handed to a process that died is done (agents/background.py); a checkpoint to record (agents/autosave.py), or a
-changed transcript of BACKGROUND_BYTES or more, is handed to a detached process, so the hook returns within its
-budget of three Python start-ups (recording a checkpoint costs about five); a smaller transcript with nothing else
-to do is saved in the hook, so the conversation is stored when the agent compacts.
+limit (Codex gives a session-end hook 3 s) has recorded that. Then, under the run's save lock, a job an earlier
+hook handed to a process that died is done (agents/background.py), and this hook's job is handed to a detached
+process: the checkpoint when the tree, HEAD or the evidence changed (agents/autosave.py: judging that costs a hook
+half a Python start-up, recording it about five), and the conversation when the transcript changed. The hook so
+returns within its budget of three start-ups. At pre-compact, a changed transcript under BACKGROUND_BYTES is saved
+in the hook first, so the conversation is stored when the agent compacts (the job saves it again only if its
+checkpoint changed the run's summary). The agent's next hook waits for the job (agents/hooks.py).
 """
 
 from __future__ import annotations
@@ -40,11 +42,15 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
             job = _job(store, run, agent=agent, event=event, session=session, turn=turn, path=path)
             if job is None:
                 return "; ".join(notes) or None
-            if (job.checkpoint or (job.size or 0) >= background.BACKGROUND_BYTES) and \
-                    background.hand_off(store, job, handle):
-                what = ("checkpoint and conversation" if job.checkpoint and job.transcript else
-                        "checkpoint" if job.checkpoint else "compacted conversation")
-                return f"shiftgit: saving the {what} of run {run} in the background"
+            told = None
+            if job.transcript and not ending and (job.size or 0) < background.BACKGROUND_BYTES:
+                notes += background.run_job(store, job._replace(checkpoint=False), log)
+            elif job.transcript:
+                told = f"shiftgit: saving the compacted conversation of run {run} in the background"
+            if not job.checkpoint and told is None:
+                return "; ".join(notes) or None
+            if background.hand_off(store, job, handle):
+                return "; ".join([*notes, *([told] if told else [])]) or None
             return "; ".join([*notes, *background.run_job(store, job, log)]) or None
     except background.Busy as exc:  # the save in progress keeps the conversation: the next hook sees what it left
         log(f"conversation not saved: {exc}")
@@ -53,16 +59,17 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
 
 def _job(store: Store, run: str, *, agent: str, event: str, session: str, turn: int,
          path: Path | None) -> background.Job | None:
-    """What this hook has to save: None when no checkpoint is due and the transcript is as saved last."""
-    due = autosave.due(store, run) is not None
+    """This hook's job: the checkpoint while the run is active (the job judges whether one is due), the conversation
+    when the transcript or the run's summary changed since the last save; None when there is neither."""
+    active = store.document(run).get("status") == "active"
     stamp = autosave.file_stamp(path) if path is not None else None
-    if stamp is not None and not due:  # a checkpoint changes the run's summary: then the conversation is saved again
+    if stamp is not None:
         seen = private.read(private.path(store.repo, background.SEEN))
         if seen.get(run) == autosave.stamp(store, run, stamp):
             stamp = None
-    if not due and stamp is None:
+    if not active and stamp is None:
         return None
-    return background.Job(run=run, agent=agent, event=event, session=session, turn=turn, checkpoint=due,
+    return background.Job(run=run, agent=agent, event=event, session=session, turn=turn, checkpoint=active,
                           transcript=str(path) if path is not None and stamp else None,
                           size=path.stat().st_size if path is not None and stamp else None, file_stamp=stamp)
 
