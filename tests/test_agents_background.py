@@ -160,15 +160,21 @@ def test_the_end_of_turn_hook_waits_for_the_checkpoint_in_progress(run_repo: Rep
 
 
 def test_the_background_save_reads_the_transcript_as_it_was_when_the_hook_ran(run_repo: Repo, tmp_path: Path) -> None:
-    transcript = big_transcript(tmp_path)
+    """Pre-compact after an edit: the job's checkpoint changes the run's summary, so it saves the conversation
+    again, from the transcript as it was when the hook ran, although the agent went on (compacted) meanwhile."""
+    transcript = tmp_path / "small.jsonl"
+    tf.claude(transcript, 4)
     size = transcript.stat().st_size
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
     slow = {"SHIFTGIT_TEST_PAUSE": "context-save", "SHIFTGIT_TEST_PAUSE_SECONDS": "1.5"}
     out, _ = hook(run_repo, transcript, slow, event="pre-compact")
-    assert "in the background" in out
+    assert "saved the compacted conversation" in out and pending(run_repo.path) == ["demo"]
+    first = context_ref(run_repo)
     later = {"type": "user", "sessionId": "s", "uuid": "late", "message": {"role": "user", "content": "LATE-TURN-77"}}
     with transcript.open("a") as handle:  # the agent goes on (compacts) while the job waits
         handle.write(json.dumps(later) + "\n")
     shown = run_repo.ok("context", "show").stdout
+    assert context_ref(run_repo) != first and "auto-checkpoint at the agent's pre-compact hook" in shown
     assert tf.REQUEST in shown and "LATE-TURN-77" not in shown
     meta = json.loads(run_repo.git("log", "-1", "--format=%b", "refs/shift/context/demo"))
     assert meta["transcript_bytes"] == size

@@ -5,8 +5,8 @@ limit (Codex gives a session-end hook 3 s) has recorded that. Then, under the ru
 hook handed to a process that died is done (agents/background.py), and this hook's job is handed to a detached
 process: the checkpoint when the tree, HEAD or the evidence changed (agents/autosave.py: judging that costs a hook
 half a Python start-up, recording it about five), and the conversation when the transcript changed. The hook so
-returns within its budget of three start-ups. At pre-compact, a changed transcript under BACKGROUND_BYTES is saved
-in the hook first, so the conversation is stored when the agent compacts (the job saves it again only if its
+returns within its budget of three start-ups. At pre-compact, a changed transcript is saved in the hook first,
+whatever its size, so the conversation is stored when the agent compacts (the job saves it again only if its
 checkpoint changed the run's summary). The agent's next hook waits for the job (agents/hooks.py).
 """
 
@@ -43,7 +43,7 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
             if job is None:
                 return "; ".join(notes) or None
             told = None
-            if job.transcript and not ending and (job.size or 0) < background.BACKGROUND_BYTES:
+            if job.transcript and not ending:
                 notes += background.run_job(store, job._replace(checkpoint=False), log)
             elif job.transcript:
                 told = f"shiftgit: saving the compacted conversation of run {run} in the background"
