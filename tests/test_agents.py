@@ -263,3 +263,26 @@ def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
                  'next action: "fix sub()", done when "test_sub passes"', 'step "found the sub bug"',
                  '"unit": exit 1', "1 file(s) changed since checkpoint #1 and not recorded: calc.py"):
         assert fact in text, fact
+
+
+def test_the_briefing_provenance_in_one_git_process_says_what_record_says(fresh: Repo) -> None:
+    """agents/brief.py reads who committed the ledger and whether it changed since from one `git log --raw`."""
+    from shiftgit.agents.brief import _provenance
+    from shiftgit.git.record import ledger_provenance
+    from shiftgit.ledger.store import Store
+    from shiftgit.repo import Repo as GitRepo
+
+    store = Store(GitRepo.open(str(fresh.path)))
+    rel = store.rel(store.ledger_path("demo"))
+    states = []
+    for change in ("committed", "edited", "committed again", "deleted"):
+        if change == "edited":
+            fresh.ok("checkpoint", "--step", "another step")
+        elif change == "committed again":
+            assert fresh.commit("another step").returncode == 0
+        elif change == "deleted":
+            (fresh.path / rel).unlink()
+        mine = _provenance(store, rel)
+        assert mine == ledger_provenance(store.repo, rel), change
+        states.append(mine.uncommitted)
+    assert states == [False, True, False, True]
