@@ -12,7 +12,6 @@ Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -202,4 +201,7 @@ def _json(data: Mapping[str, Any]) -> str:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    """UTC now, as datetime's isoformat(timespec="seconds") writes it (without importing datetime)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())

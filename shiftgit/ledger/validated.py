@@ -30,6 +30,11 @@ def blob_ids(data: bytes) -> tuple[str, str]:
     return sha1(header + data).hexdigest(), sha256(header + data).hexdigest()
 
 
+def sha256(data: bytes) -> Any:
+    """hashlib.sha256, from CPython's own module when it has it (see `_hashes`)."""
+    return _hashes()[1](data)
+
+
 def _hashes() -> tuple[Any, Any]:
     """sha1 and sha256 from CPython's own modules when it has them: hashlib loads OpenSSL first, about a tenth of
     a Python start-up, and every agent hook reads a ledger (the same digests either way)."""
