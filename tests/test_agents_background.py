@@ -15,8 +15,7 @@ import transcript_fixtures as tf
 from agent_saves import pending
 from conftest import SG, Repo
 
-from shiftgit.agents.background import BACKGROUND_BYTES
-
+BIG = 384 * 1024  # bytes: a transcript whose compaction costs a hook more than a Python start-up
 PAUSE = {"SHIFTGIT_TEST_PAUSE": "context-save", "SHIFTGIT_TEST_PAUSE_SECONDS": "120"}
 
 
@@ -33,7 +32,7 @@ def hook(repo: Repo, transcript: Path, env: dict[str, str] | None = None,
 
 def big_transcript(tmp_path: Path) -> Path:
     path = tmp_path / "big.jsonl"
-    tf.big_claude(path, BACKGROUND_BYTES * 1.5 / 1024 / 1024)
+    tf.big_claude(path, BIG / 1024 / 1024)
     return path
 
 

@@ -1,13 +1,14 @@
 """What a pre-compact or session-end hook hands to a detached process: the automatic checkpoint and the conversation.
 
-Recording a checkpoint costs an agent hook about five Python start-ups (the ledger model, some twenty git
-processes), and compacting a transcript of BACKGROUND_BYTES or more about one; an agent hook's budget is three
-(agents/autosave.py). So a hook with either to do takes the run's save lock (agents/savelock.py), writes the job to
+Judging whether a checkpoint is due costs a hook half a Python start-up, recording one about five (the ledger
+model, some twenty git processes), compacting a large transcript one or more; an agent hook's budget is three
+(agents/saves.py). So the hook takes the run's save lock (agents/savelock.py), writes the job to
 `<git-dir>/shift/agents/pending-<run>.json`, starts `python -m shiftgit.agents.background ROOT RUN FD` (its own
 session, stdio on /dev/null, as git/publish.py's publisher) with the lock's descriptor FD, and returns: the lock is
 held without a gap from the hook to the end of the job. The job (`run_job`): the checkpoint, when the tree, HEAD or
-the evidence still differ from the latest one; the conversation, from the transcript as it was when the hook ran (a
-JSONL transcript is read up to the size it had then: agents only append to those); its stamp; the pending file last.
+the evidence differ from the latest one (agents/autosave.py); the conversation, from the transcript as it was when
+the hook ran (a JSONL transcript is read up to the size it had then: agents only append to those), unless that
+text is saved already; its stamp; the pending file last.
 
 Nothing is lost when that process dies (killed, the machine off):
 - the kernel lets go of the flock; the pending file stays, and the next hook of the run (end of turn, session
@@ -40,9 +41,8 @@ if TYPE_CHECKING:
     from shiftgit.agents.context import Saved
     from shiftgit.ledger.store import Store
 
-BACKGROUND_BYTES = 256 * 1024
 PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"  # test-only: "context-save" holds the job with the lock taken, nothing written
-__all__ = ["BACKGROUND_BYTES", "LOCK_WAIT", "SEEN", "Busy", "Job", "finish_pending", "hand_off", "lock", "main",
+__all__ = ["LOCK_WAIT", "SEEN", "Busy", "Job", "finish_pending", "hand_off", "lock", "main",
            "run_job", "wait"]
 SEEN = "context-saves.json"  # per run, the stamp of the last saved conversation (agents/private.py)
 Logger = Callable[[str], None]
