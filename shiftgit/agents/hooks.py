@@ -7,8 +7,10 @@ each event does):
   joins the ledger's `sessions` list;
 - gate (stop / after-agent): hold the agent once while its work is not recorded (agents/hold.py), never
   when the agent is already continuing because of a stop hook; a turn the gate lets end is counted;
-- save / end (pre-compact / session-end): record a checkpoint when something changed and the compacted
-  conversation (agents/autosave.py); session end also closes the session's entry.
+- save / end (pre-compact / session-end): a checkpoint when something changed and the compacted conversation,
+  handed to a background job (agents/saves.py; pre-compact saves the conversation in the hook first); session end
+  also closes the session's entry. A session start or an end of turn first waits for such a job of its run, or
+  redoes one whose process died (`_settle`): it then reads what it would have read had the hook done it all.
 They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log; so
 does an agent version whose major number shiftgit does not know (agents/versions.py).
 They never run a recorded command. The hot path (the gate) imports no click, jsonschema, pygit2 or
