@@ -177,3 +177,23 @@ def test_the_background_save_reads_the_transcript_as_it_was_when_the_hook_ran(ru
     assert tf.REQUEST in shown and "LATE-TURN-77" not in shown
     meta = json.loads(run_repo.git("log", "-1", "--format=%b", "refs/shift/context/demo"))
     assert meta["transcript_bytes"] == size
+
+
+def test_a_pending_job_that_fails_again_is_given_up_and_the_hold_still_works(run_repo: Repo, tmp_path: Path) -> None:
+    transcript = tmp_path / "small.jsonl"
+    tf.claude(transcript, 4)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
+    agents = run_repo.path / ".git" / "shift" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    job = {"run": "demo", "agent": "claude", "event": "pre-compact", "session": "sess-1", "turn": 1,
+           "checkpoint": True, "transcript": str(transcript), "size": 10, "file_stamp": "x:"}
+    (agents / "pending-demo.json").write_text(json.dumps(job))
+    ledger = run_repo.path / ".shift" / "runs" / "demo" / "ledger.json"
+    good = ledger.read_text()
+    ledger.write_text("{not json")  # the job cannot read the run: it fails
+    out, _ = hook(run_repo, transcript, event="stop")
+    assert pending(run_repo.path) == []  # given up, logged
+    assert "gave up the pre-compact save" in (run_repo.path / ".git" / "shift" / "hooks.log").read_text()
+    ledger.write_text(good)
+    held = json.loads(hook(run_repo, transcript, event="stop")[0])
+    assert held["decision"] == "block" and "calc.py" in held["reason"]

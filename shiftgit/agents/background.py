@@ -112,7 +112,12 @@ def finish_locked(store: Store, run: str, log: Logger) -> list[str]:
         pending.unlink(missing_ok=True)
         return []
     log(f"redoing the {job.event} save that a background process left unfinished")
-    return run_job(store, job, log)
+    try:
+        return run_job(store, job, log)
+    except Exception as exc:  # failed twice: given up (the work stays in the tree; the hold still asks for it)
+        pending.unlink(missing_ok=True)
+        log(f"gave up the {job.event} save left unfinished: {exc!r}")
+        return []
 
 
 def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | None = None) -> list[str]:
