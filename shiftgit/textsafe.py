@@ -118,6 +118,15 @@ def fence(lines: Sequence[str], label: str) -> list[str]:
 
 def _sha256(data: bytes) -> Any:
     """CPython's own sha256 when it has it (hashlib loads OpenSSL first: a tenth of a start-up of an agent hook)."""
+    if not _FOUND:
+        _FOUND.append(_find_sha256())
+    return _FOUND[0](data)
+
+
+_FOUND: list[Any] = []
+
+
+def _find_sha256() -> Any:
     try:
         from _sha2 import sha256  # 3.12 and later
     except ImportError:
@@ -125,4 +134,4 @@ def _sha256(data: bytes) -> Any:
             from _sha256 import sha256
         except ImportError:
             from hashlib import sha256
-    return sha256(data)
+    return sha256

@@ -37,7 +37,16 @@ def sha256(data: bytes) -> Any:
 
 def _hashes() -> tuple[Any, Any]:
     """sha1 and sha256 from CPython's own modules when it has them: hashlib loads OpenSSL first, about a tenth of
-    a Python start-up, and every agent hook reads a ledger (the same digests either way)."""
+    a Python start-up, and every agent hook reads a ledger (the same digests either way). Looked up once."""
+    if not _FOUND:
+        _FOUND.append(_find_hashes())
+    return _FOUND[0]
+
+
+_FOUND: list[tuple[Any, Any]] = []
+
+
+def _find_hashes() -> tuple[Any, Any]:
     try:
         from _sha1 import sha1
         try:
