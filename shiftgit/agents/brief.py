@@ -47,7 +47,9 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
     `made_for`: the agent and version the briefing is produced for (agents/versions.py)."""
     from shiftgit.git.sources import newer_published
 
-    newer = newer_published(store, run)  # another machine's (or worktree's) newer checkpoint is the one told
+    ahead = _Ahead(lambda: newer_published(store, run))  # its git processes run beside the freshness check
+    tree = None if resume else _local_tree(store, run, shiftgit)
+    newer = ahead.get()  # another machine's (or worktree's) newer checkpoint is the one told
     header = provenance(store, run, newer)
     if picked:
         header += f"\nshiftgit {picked}."
@@ -56,10 +58,47 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
     if resume:
         body = briefing(store, run, log=log, shiftgit=shiftgit)
     else:
-        body = ledger_summary(store, run, shiftgit, _document(newer.data) if newer is not None else None)
+        body = ledger_summary(store, run, shiftgit, _document(newer.data) if newer is not None else None,
+                              tree=tree if newer is None else None)
         if newer is not None:
             body += _local_problem(store, run)
     return fit(f"{header}\n\n{body}", limit, BYTE_LIMITS.get(agent or ""))
+
+
+class _Ahead:
+    """A call in a thread, started at once (its git processes run while this thread starts its own)."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        import threading
+
+        self.call = call
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.result = self.call()
+        except BaseException as exc:  # raised in the caller's thread
+            self.error = exc
+
+    def get(self) -> Any:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def _local_tree(store: Store, run: str, shiftgit: str) -> list[str] | None:
+    """The freshness lines for this work tree's ledger, ahead of knowing whether a newer published record is the
+    one told (rarely); None when the ledger cannot be read (the summary then says what it says)."""
+    from shiftgit.errors import ShiftError
+
+    try:
+        return _tree_lines(store, run, store.document(run), shiftgit)
+    except (ShiftError, OSError, ValueError):
+        return None
 
 
 def _local_problem(store: Store, run: str) -> str:
@@ -149,14 +188,15 @@ def resume_briefing(store: Store, run: str) -> str:
 # -- the summary from the ledger's JSON ---------------------------------------------------------
 
 def ledger_summary(store: Store, run: str, shiftgit: str = "shiftgit",
-                   document: Mapping[str, Any] | None = None) -> str:
-    """The summary of the ledger's JSON (`document`: a newer published record's, else this work tree's)."""
+                   document: Mapping[str, Any] | None = None, tree: list[str] | None = None) -> str:
+    """The summary of the ledger's JSON (`document`: a newer published record's, else this work tree's; `tree`:
+    the freshness lines for this work tree's, computed already)."""
     document = document if document is not None else store.document(run)
     lines = _contract_lines(document)
     lines += _checkpoint_lines(document)
     lines += _effect_lines(document)
     lines += _feedback_lines(store, document)
-    lines += _tree_lines(store, run, document, shiftgit)
+    lines += tree if tree is not None else _tree_lines(store, run, document, shiftgit)
     fenced = textsafe.fence(lines, "shiftgit-record")
     fenced.append(f"commands: `{shiftgit} resume` (re-verify and decide), `{shiftgit} status`, "
                   f"`{shiftgit} checkpoint`")
