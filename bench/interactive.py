@@ -11,7 +11,8 @@ of (command time / that round's `python -c pass`), with the spread (lowest and h
 - `status` with 1 run and with RUNS runs, beside its reference: reading the RUNS ledgers' JSON alone
   (a Python process that globs, reads and parses them);
 - `show`, and `checkpoint` after one edit and after editing FILES files (edits not timed);
-- `effect run -- true` with 10 recorded effects and with EFFECTS (every round adds one effect);
+- `effect run -- true` with 10 recorded effects and with EFFECTS (every round adds one effect), and
+  `check -- true` (what shiftgit adds to the command it runs: `true` itself costs next to nothing);
 - `log -n 20` with 100 and with COMMITS old commits (each with a note) under 25 checkpointed ones, and
   `log -n 1` there.
 
@@ -157,6 +158,7 @@ def main() -> None:
             f"  reference: read {args.runs} ledgers JSON": (runs, [py, "-c", READ_JSON]),
             "effect run, 10 effects": (few, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
                                               "--repeatable", "-q", "--", "true"]),
+            "check -- true, 1 run": (small, [*SG, "check", "--name", "bench", "-q", "--", "true"]),
             f"effect run, {args.effects} effects": (many, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
                                                            "--repeatable", "-q", "--", "true"]),
             "log -n 20, 100 commits": (short, [*SG, "log", "-n", "20"]),

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shiftgit.ledger.model import Ledger
+if TYPE_CHECKING:
+    from shiftgit.ledger.model import Ledger
 
 IDLE_GAP_MINUTES = 30.0  # a longer gap between writes counts as idle, not as spend
 KINDS = ("minutes", "tokens", "cost")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, ShiftError
 from shiftgit.ledger.budgets import number
-from shiftgit.ledger.model import Ledger
-from shiftgit.ledger.schema import check_version, schema_errors
 from shiftgit.ledger.store import Store
+
+if TYPE_CHECKING:
+    from shiftgit.ledger.model import Ledger
 
 TEXT_CAP = 200  # characters of recorded text per status line
 
@@ -19,26 +20,21 @@ TEXT_CAP = 200  # characters of recorded text per status line
 def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
     from shiftgit.git.sources import collect
+    from shiftgit.runs.overview import row
 
     runs: list[dict[str, Any]] = []
-    records = collect(store, store.run_ids())  # the newest record of each run (git/sources.py)
-    for run in store.run_ids():
+    run_ids = store.run_ids()
+    records = collect(store, run_ids)  # the newest record of each run (git/sources.py)
+    for run in run_ids:
+        found = records.get(run, [])
+        here = next((source.data for source in found if source.kind != "published"), None)  # the file, read there
         try:
-            ledger = store.read(run)
+            document = store.document(run, migrate=True, data=here)  # read-only: checked JSON, no model (overview.py)
         except ShiftError as exc:
             runs.append({"id": run, "status": "error", "goal": None, "stop": None,
                          "error": textsafe.one_line(str(exc), 600)})
             continue
-        point = ledger.checkpoint
-        runs.append({
-            "id": ledger.run, "status": ledger.status, "goal": ledger.contract.goal,
-            "stop": ledger.stop.to_dict() if ledger.stop else None,
-            "checkpoint": point.seq if point else None, "step": point.step if point else None,
-            "next": point.next.action if point else None, "updated_at": ledger.updated_at,
-            "pending_checks": len(ledger.pending_checks),
-            **_attention(ledger),
-            **_newest(run, records.get(run, [])),
-        })
+        runs.append({**row(document), **_newest(run, found)})
     runs += _archived(store, {r["id"] for r in runs})
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
@@ -262,6 +258,8 @@ def validation_report(store: Store, runs: Sequence[str]) -> dict[str, Any]:
         errors: list[str] = []
         try:
             document = json.loads(path.read_bytes())
+            from shiftgit.ledger.schema import check_version, schema_errors
+
             check_version(document, rel)
             errors = schema_errors(document)
         except FileNotFoundError:
