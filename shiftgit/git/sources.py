@@ -40,6 +40,7 @@ class Source(NamedTuple):
     committed_at: str | None = None
     ours: bool = True         # recorded by this clone
     epoch: int = 0            # the owner epoch its lease holds (a newer owner's record wins over a longer one)
+    document: dict[str, Any] | None = None  # DATA parsed (None: not JSON); unchecked: `Store.document` checks it
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "seq": self.seq, "host": self.host, "at": self.at, "ref": self.ref,
@@ -155,7 +156,8 @@ def _sources(run: str, working: bytes | None, tips: list[ledgerref.Tip], committ
     committed_seq = _seq(committed, document if committed == working else None)
     if working is not None:
         found.append(Source("committed" if working == committed else "working", _seq(working, document),
-                            _at(working, document), working, committed_seq, epoch=_epoch(working, document)))
+                            _at(working, document), working, committed_seq, epoch=_epoch(working, document),
+                            document=document))
     for tip in tips:
         data = published.get(tip.ref)
         if data is None:

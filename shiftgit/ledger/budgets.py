@@ -9,7 +9,6 @@ minutes of many sessions add up and no stretch is counted twice.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,6 +38,8 @@ def accrue(before: Ledger, after: Ledger) -> Ledger:
     gap = gap_minutes(before.updated_at, after.updated_at)
     if gap <= 0:
         return after
+    from dataclasses import replace  # here: `status` uses this module and never builds a record
+
     return replace(after, spend=replace(after.spend, minutes=round(before.spend.minutes + gap, 3)))
 
 

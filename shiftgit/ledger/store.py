@@ -175,13 +175,14 @@ class Store:
         self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
 
-    def document(self, run: str, *, migrate: bool = False, data: bytes | None = None) -> dict[str, Any]:
+    def document(self, run: str, *, migrate: bool = False, data: bytes | None = None,
+                 parsed: dict[str, Any] | None = None) -> dict[str, Any]:
         """The run's ledger as JSON, without building the model (the agent hooks' hot path, `status`).
 
-        `migrate`: a schema 1 ledger already checked is returned as schema 2 reads it (as `read` does).
-        `data`: the ledger file's bytes when the caller just read them (checked here all the same)."""
+        `migrate`: a checked schema 1 ledger as schema 2 reads it (as `read`). `data`, `parsed`: the file's
+        bytes and their JSON when the caller just read them (checked here all the same)."""
         data = self._bytes(run) if data is None else data
-        document = self._known(data, migrate=migrate)
+        document = self._known(data, migrate=migrate, parsed=parsed)
         return document if document is not None else self._checked(run, data).to_dict()
 
     def _bytes(self, run: str) -> bytes:
@@ -210,13 +211,13 @@ class Store:
                              f"`shiftgit show {run}`, reopen it with `shiftgit review add {run} TEXT`, or start "
                              "a new run; nothing was changed")
 
-    def _known(self, data: bytes, *, migrate: bool = False) -> dict[str, Any] | None:
+    def _known(self, data: bytes, *, migrate: bool = False, parsed: Any = None) -> dict[str, Any] | None:
         """The JSON of bytes shiftgit already validated (current schema; with `migrate`, a schema 1 ledger
         that passed the check as schema 2, as schema 2 reads it); None when they need a check."""
         if not validated.is_known(self.repo.git_dir, data):
             return None
         try:
-            document = json.loads(data)
+            document = json.loads(data) if parsed is None else parsed
         except ValueError:
             return None
         if migrate and isinstance(document, dict) and document.get("schema_version") != SCHEMA_VERSION:

@@ -27,9 +27,10 @@ def status_report(store: Store) -> dict[str, Any]:
     records = collect(store, run_ids)  # the newest record of each run (git/sources.py)
     for run in run_ids:
         found = records.get(run, [])
-        here = next((source.data for source in found if source.kind != "published"), None)  # the file, read there
-        try:
-            document = store.document(run, migrate=True, data=here)  # read-only: checked JSON, no model (overview.py)
+        here = next((source for source in found if source.kind != "published"), None)  # the file, read there
+        try:  # read-only: the checked JSON, no model (runs/overview.py)
+            document = store.document(run, migrate=True, data=here.data if here else None,
+                                      parsed=here.document if here else None)
         except ShiftError as exc:
             runs.append({"id": run, "status": "error", "goal": None, "stop": None,
                          "error": textsafe.one_line(str(exc), 600)})
