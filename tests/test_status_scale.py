@@ -9,7 +9,10 @@ from typing import Any
 
 from conftest import Repo
 
+from shiftgit.effects import approvals
+from shiftgit.effects import runner as effects
 from shiftgit.git import sources
+from shiftgit.ledger import budgets
 from shiftgit.ledger.store import Store
 from shiftgit.runs import overview, render
 
@@ -22,7 +25,9 @@ def model_row(store: Store, run: str) -> dict[str, Any]:
             "stop": ledger.stop.to_dict() if ledger.stop else None,
             "checkpoint": point.seq if point else None, "step": point.step if point else None,
             "next": point.next.action if point else None, "updated_at": ledger.updated_at,
-            "pending_checks": len(ledger.pending_checks), **render._attention(ledger)}
+            "pending_checks": len(ledger.pending_checks), "spend": ledger.spend.to_dict(),
+            "budgets": budgets.report(ledger)["budgets"], "budget_exhausted": budgets.exhausted(ledger),
+            "unknown_effects": effects.unknown(ledger), "pending_approvals": approvals.pending(ledger)}
 
 
 def test_the_row_from_json_is_the_row_the_model_gave(run_repo: Repo) -> None:
@@ -43,6 +48,7 @@ def test_the_row_from_json_is_the_row_the_model_gave(run_repo: Repo) -> None:
     for run in ("demo", "other"):
         row = overview.row(store.document(run, migrate=True))
         assert row == model_row(store, run)
+        assert render._attention(store.read(run)) == {k: row[k] for k in render._attention(store.read(run))}
     other = overview.row(store.document("other"))
     assert other["budget_exhausted"] == ["tokens: spent 50 of 10"] and other["unknown_effects"] == ["gone", "lost"]
     assert other["pending_approvals"] == ["ship"] and other["stop"]["detail"] == "lunch"

@@ -43,7 +43,11 @@ def exhausted(limits: dict[str, Any], spend: dict[str, Any]) -> list[str]:
 
 def unknown_effects(effects: Any) -> list[str]:
     """effects.runner.unknown on the JSON: attempted by a process that is gone (or elsewhere)."""
-    states = [(e["key"], e.get("state", "planned"), e.get("runner")) for e in effects]
+    return unknown([(e["key"], e.get("state", "planned"), e.get("runner")) for e in effects])
+
+
+def unknown(states: list[tuple[str, str, Any]]) -> list[str]:
+    """The keys of (key, state, runner) whose outcome nobody knows (effects.runner.state_of is `unknown`)."""
     if not any(state == "attempted" for _, state, _ in states):
         return [key for key, state, _ in states if state == "unknown"]
     from shiftgit import procs

@@ -141,14 +141,15 @@ def status_text(report: dict[str, Any]) -> str:
 
 
 def _attention(ledger: Ledger) -> dict[str, Any]:
-    """Spend against budgets, and what waits for a human: unknown effects, pending approvals."""
-    from shiftgit.effects import approvals
-    from shiftgit.effects import runner as effects
-    from shiftgit.ledger import budgets
+    """Spend against budgets, and what waits for a human: unknown effects, pending approvals (as `status`
+    says them from the JSON: runs/overview.py)."""
+    from shiftgit.runs import overview
 
-    return {"spend": ledger.spend.to_dict(), "budgets": budgets.report(ledger)["budgets"],
-            "budget_exhausted": budgets.exhausted(ledger), "unknown_effects": effects.unknown(ledger),
-            "pending_approvals": approvals.pending(ledger)}
+    spend = ledger.spend.to_dict()
+    limits = {k: v for k, v in ledger.contract.budgets.to_dict().items() if v is not None}
+    return {"spend": spend, "budgets": limits, "budget_exhausted": overview.exhausted(limits, spend),
+            "unknown_effects": overview.unknown([(e.key, e.state, e.runner) for e in ledger.effects]),
+            "pending_approvals": [a.key for a in ledger.approvals if a.state == "requested"]}
 
 
 def _attention_lines(run: dict[str, Any]) -> list[str]:
@@ -186,11 +187,15 @@ def summary(ledger: Ledger) -> str:
 
 
 def _effect_lines(ledger: Ledger) -> list[str]:
-    from shiftgit.effects import approvals
-    from shiftgit.effects import runner as effects
+    out = []
+    if ledger.effects:  # imported only when there is something to say (show is run often)
+        from shiftgit.effects import runner as effects
 
-    out = [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
-    out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
+        out += [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
+    if ledger.approvals:
+        from shiftgit.effects import approvals
+
+        out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
     out += [f"  {line}" for line in _attention_lines(_attention(ledger)) if not line.startswith("effect outcome")]
     return out
 
