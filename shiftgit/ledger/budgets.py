@@ -8,10 +8,11 @@ minutes of many sessions add up and no stretch is counted twice.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from shiftgit.ledger.model import Ledger
 
 IDLE_GAP_MINUTES = 30.0  # a longer gap between writes counts as idle, not as spend
@@ -19,6 +20,8 @@ KINDS = ("minutes", "tokens", "cost")
 
 
 def _parse(text: str) -> dt.datetime:
+    import datetime as dt  # here: `status` uses this module for `number` alone
+
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
