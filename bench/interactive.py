@@ -10,7 +10,8 @@ of (command time / that round's `python -c pass`), with the spread (lowest and h
 - `shiftgit --version`;
 - `status` with 1 run and with RUNS runs, beside its reference: reading the RUNS ledgers' JSON alone
   (a Python process that globs, reads and parses them);
-- `show`, and `checkpoint` after one edit and after editing FILES files (edits not timed);
+- `show`, and `checkpoint` after one edit and after editing FILES files (edits not timed), beside what
+  git alone takes to hash those FILES files into a copy of the index and write the tree;
 - `effect run -- true` with 10 recorded effects and with EFFECTS (every round adds one effect), and
   `check -- true` (what shiftgit adds to the command it runs: `true` itself costs next to nothing);
 - `log -n 20` with 100 and with COMMITS old commits (each with a note) under 25 checkpointed ones, and
@@ -39,6 +40,9 @@ from _common import SG, compile_bytecode, isolate, parse, scale
 
 from shiftgit.git.notes import write_notes  # noqa: E402
 
+# What any snapshot of the changed files costs git alone: hash them into a copy of the index, write the tree.
+GIT_SNAPSHOT = ("cp .git/index .git/bench.idx && GIT_INDEX_FILE=.git/bench.idx git add -A && "
+                "GIT_INDEX_FILE=.git/bench.idx git write-tree >/dev/null; rm -f .git/bench.idx")
 READ_JSON = ("import glob, json\nfor p in glob.glob('.shift/runs/*/ledger.json'):\n"
              "    with open(p, 'rb') as f:\n        json.loads(f.read())\n")
 
@@ -159,6 +163,7 @@ def main() -> None:
             "show, 1 run": (small, [*SG, "show"]),
             "checkpoint, 1 changed file": (small, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
             f"checkpoint, {args.files} changed files": (files, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
+            f"  reference: git add -A + write-tree, {args.files} changed files": (files, ["sh", "-c", GIT_SNAPSHOT]),
             f"status, {args.runs} runs": (runs, [*SG, "status"]),
             f"  reference: read {args.runs} ledgers JSON": (runs, [py, "-c", READ_JSON]),
             "effect run, 10 effects": (few, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
