@@ -193,7 +193,8 @@ def main() -> None:
                     (small / "work.txt").write_text(f"{name} {i}\n")
                 elif name.endswith("changed files"):
                     touch(files, args.files, f"{name} round {i}")
-                took[name] = timed(cwd, [a.replace("{i}", str(i)) for a in argv], envs[name])
+                tag = f"b{i}" if name.startswith("  base:") else str(i)  # its own effect keys, checkpoint steps
+                took[name] = timed(cwd, [a.replace("{i}", tag) for a in argv], envs[name])
             if i:
                 unit.append(took["python -c pass"])
                 for name, seconds in took.items():
