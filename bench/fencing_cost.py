@@ -7,7 +7,9 @@ shiftgit, one by this checkout's (PYTHONPATH), both with `shiftgit init --hooks 
 Every round, in alternating order, each gets an edit, a timed `shiftgit checkpoint`, `git add -A` and
 a timed `git commit` (through the hooks); `<this python> -c pass` is timed in the same rounds.
 Figures are medians; "added" is this checkout's median minus the base's, and the median over rounds of
-(this - base) / that round's python start-up. No publish remote is set:
+(this - base) / that round's python start-up. A plain repository without shiftgit gets the same edit and a
+timed bare `git commit` each round: the budget lines (issue 17: a checkpointed commit adds <= 3 start-ups
+over bare git, a checkpoint costs <= 8) are this checkout's figures against it. No publish remote is set:
 with one, `checkpoint` also fetches the run's ledger ref (bounded, 3 s), a network cost of its own.
 """
 
@@ -71,6 +73,12 @@ def main() -> None:
             setup(Path(tmp) / name, envs[name])
         times: dict[str, dict[str, list[float]]] = {n: {"checkpoint": [], "commit": []} for n in trees}
         python: list[float] = []
+        bare_commit: list[float] = []
+        bare = Path(tmp) / "bare"
+        bare.mkdir()
+        for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "i"]):
+            (bare / "calc.py").write_text(CALC)
+            run(bare, argv, env)
         sg = [sys.executable, "-m", "shiftgit"]
         for i in range(args.rounds + 2):
             order = list(trees) if i % 2 == 0 else list(reversed(trees))
@@ -84,6 +92,12 @@ def main() -> None:
                 if i >= 2:  # two warm-up rounds
                     times[name]["checkpoint"].append(took_cp)
                     times[name]["commit"].append(took_commit)
+            with open(bare / "calc.py", "a") as handle:
+                handle.write(f"# round {i}\n")
+            run(bare, ["git", "add", "-A"], env)
+            took_bare = run(bare, ["git", "commit", "-q", "-m", f"round {i}"], env)
+            if i >= 2:
+                bare_commit.append(took_bare)
             python.append(run(Path(tmp), [sys.executable, "-c", "pass"], env))
     start = statistics.median(python)
     print(f"python start-up {start:.1f} ms (median of {len(python)}); load average {os.getloadavg()[0]:.2f}")
@@ -93,6 +107,11 @@ def main() -> None:
         ratio = statistics.median((t - b) / p for b, t, p in pairs)  # per round: a drifting load skews it less
         print(f"{what:>10}: base {base:.1f} ms, this {this:.1f} ms, added {this - base:+.1f} ms; "
               f"median of the rounds' differences {ratio:+.2f} start-ups")
+    rounds = list(zip(times["this"]["commit"], bare_commit, times["this"]["checkpoint"], python[2:], strict=True))
+    over = statistics.median((c - b) / p for c, b, _, p in rounds)
+    point = statistics.median(k / p for _, _, k, p in rounds)
+    print(f"    budget: checkpointed commit over bare git (median {statistics.median(bare_commit):.1f} ms) "
+          f"{over:+.2f} start-ups (<= 3); checkpoint {point:.2f} start-ups (<= 8)")
 
 if __name__ == "__main__":
     main()

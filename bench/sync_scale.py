@@ -1,9 +1,16 @@
 """How `shiftgit sync` and the ledger merge driver cost: big notes refs, many machines at once.
 
-    python bench/sync_scale.py [--notes 10000] [--machines 4] [--rounds 3]
+    python bench/sync_scale.py [--notes 10000] [--sync-rounds 15] [--machines 4] [--rounds 3] [--quick]
 
-1. Two clones of a bare remote each hold --notes notes on distinct commits plus 100 commits noted
-   differently on both sides; times `sync` on A (first push), B (merge), A (fast-forward), A (nothing).
+1. Two clones of a bare remote each hold --notes notes on distinct commits (a human note on
+   refs/notes/shift and a machine record on refs/notes/shift-data, as checkpoints write them) plus
+   100 commits noted differently on both sides, and a run with its refs/shift/* refs; A has synced.
+   Every round (--sync-rounds, interleaved, order alternating) copies that state twice and times, on
+   B, `shiftgit sync` (fetch, merge both notes refs, push) against the raw git doing the same to the
+   same refs: `git fetch` of refs/notes/* and refs/shift/*, `git notes merge -s cat_sort_uniq` of
+   each notes ref, `git push` of both notes refs and refs/shift/*; then `<python> -c pass`. Figures:
+   medians with the spread, in seconds and in start-ups; and the peak RSS of sync's largest process
+   (Python or a git it started: getrusage(RUSAGE_CHILDREN) of a helper that only runs it).
 2. --machines clones with 5 notes each sync at the same moment (real processes), --rounds times:
    wall time and the attempts each needed (a rejected push starts again from the fetch).
 3. The merge driver on two ledgers with 200 constraints, 200 effects and 100 history lines each.
@@ -14,20 +21,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
+import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, isolate, parse
+from _common import SG, isolate, parse, scale
 
-from shiftgit.git.notes import write_notes  # noqa: E402
+from shiftgit.git.notes import write_note_refs, write_notes  # noqa: E402
+
+PEAK_RSS = ("import resource, subprocess, sys\n"
+            "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if code == 0 else -1)\n")
 
 
 def run(cwd: Path, *argv: str) -> str:
     return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def peak_rss_mib(cwd: Path, argv: list[str]) -> float:
+    """The peak resident set of the largest process `argv` runs (itself or a child it waited for), in MiB."""
+    kib = int(run(cwd, sys.executable, "-c", PEAK_RSS, *argv))
+    if kib < 0:
+        raise SystemExit(f"{' '.join(argv)} failed in {cwd}")
+    return kib / 1024
 
 
 def network(tmp: Path, names: list[str]) -> list[Path]:
@@ -50,18 +72,90 @@ def timed_sync(path: Path) -> tuple[float, dict[str, object]]:
     return time.perf_counter() - started, json.loads(out)
 
 
-def big_notes(tmp: Path, count: int) -> None:
-    a, b = network(tmp, ["a", "b"])
+def raw_sync(path: Path) -> None:
+    """What sync does, in git alone: fetch the notes and refs/shift/*, merge each notes ref, push them all."""
+    run(path, "git", "fetch", "--quiet", "--no-tags", "origin", "+refs/notes/*:refs/notes/theirs/*",
+        "+refs/shift/*:refs/shift-theirs/*")
+    for ref in ("shift", "shift-data"):
+        run(path, "git", "notes", f"--ref={ref}", "merge", "--quiet", "-s", "cat_sort_uniq",
+            f"refs/notes/theirs/{ref}")
+    run(path, "git", "push", "--quiet", "--no-verify", "origin", "refs/notes/shift:refs/notes/shift",
+        "refs/notes/shift-data:refs/notes/shift-data", "refs/shift/*:refs/shift/*")
+
+
+def side(path: Path, name: str, count: int, shared: list[str]) -> None:
+    """COUNT noted commits of this side's own plus the SHARED ones, both notes refs, and a checkpointed run."""
+    def record(commit: str, i: int) -> str:
+        return json.dumps({"shift_note": 1, "checkpoints": [{"id": f"p-{name}-{commit[:8]}", "seq": i + 1,
+                                                             "run": f"run-{name}", "step": f"step {i}"}]},
+                          sort_keys=True, separators=(",", ":")) + "\n"
+    commits = {secrets.token_hex(20): i for i in range(count)} | {c: i for i, c in enumerate(shared)}
+    write_note_refs(path, {"refs/notes/shift": {c: f"shiftgit: run-{name} #{i + 1} step {i}\n"
+                                                 for c, i in commits.items()},
+                           "refs/notes/shift-data": {c: record(c, i) for c, i in commits.items()}})
+    run(path, *SG, "start", f"run-{name}", "--goal", "g", "--stop-when", "s")
+    (path / f"{name}.txt").write_text(name)
+    run(path, *SG, "checkpoint", "--step", "bench", "--next", "more")
+
+
+def copy(template: Path, target: Path) -> Path:
+    """A copy of the remote and of B (its remote pointed at the copy), as the template left them."""
+    shutil.copytree(template, target, symlinks=True)
+    run(target / "b", "git", "remote", "set-url", "origin", str(target / "origin.git"))
+    return target / "b"
+
+
+def big_notes(tmp: Path, count: int, rounds: int) -> None:
+    template = tmp / "template"
+    template.mkdir()
+    a, b = network(template, ["a", "b"])
     shared = [secrets.token_hex(20) for _ in range(100)]
-    for path, name in ((a, "a"), (b, "b")):
-        texts = {secrets.token_hex(20): f"shift: {name} {i}\n" for i in range(count)}
-        texts.update({c: f"shift: {name}\n" + json.dumps({"checkpoints": [{"id": f"p-{name}-{c[:6]}", "seq": 1}]})
-                      for c in shared})
-        write_notes(path, texts)
-    print(f"1. two machines with {count} notes each and 100 commits noted on both")
-    for label, path in (("A first push", a), ("B merge", b), ("A fast-forward", a), ("A up to date", a)):
-        seconds, report = timed_sync(path)
-        print(f"   {label:16s} {seconds:6.2f} s  {report['notes']}")
+    side(a, "a", count, shared)
+    side(b, "b", count, shared)
+    seconds, report = timed_sync(a)
+    print(f"1. two machines with {count} notes each on both notes refs, 100 commits noted on both, a run each")
+    print(f"   A first push {seconds:6.2f} s  {report['notes']}")
+    load_before = os.getloadavg()
+    samples: dict[str, list[float]] = {"shiftgit sync": [], "raw git fetch + notes merge + push": [],
+                                       "python -c pass": []}
+    last: dict[str, object] = {}
+    for i in range(rounds + 1):  # round 0 warms the caches up and is not counted
+        ours, raw = copy(template, tmp / f"s{i}"), copy(template, tmp / f"r{i}")
+        took = {}
+        for name in (list(samples) if i % 2 else reversed(list(samples))):
+            started = time.perf_counter()
+            if name == "shiftgit sync":
+                last = json.loads(run(ours, *SG, "sync", "--json"))
+            elif name.startswith("raw"):
+                raw_sync(raw)
+            else:
+                run(tmp, sys.executable, "-c", "pass")
+            took[name] = time.perf_counter() - started
+        if i:
+            for name, value in took.items():
+                samples[name].append(value)
+        for done in (tmp / f"s{i}", tmp / f"r{i}"):
+            shutil.rmtree(done)
+    load_after = os.getloadavg()
+    unit = statistics.median(samples["python -c pass"])
+    ratios = [s / r for s, r in zip(samples["shiftgit sync"], samples["raw git fetch + notes merge + push"],
+                                     strict=True)]
+    print(f"   B merges A's notes: medians of {rounds} rounds, interleaved; load average {load_before[0]:.2f} "
+          f"before, {load_after[0]:.2f} after; python -c pass {unit * 1000:.1f} ms")
+    for name, values in samples.items():
+        if name != "python -c pass":
+            print(f"   {name:<36} {statistics.median(values):6.3f} s ({min(values):.3f}-{max(values):.3f})"
+                  f"  {statistics.median(values) / unit:6.1f} start-ups")
+    print(f"   sync / raw, per round: median {statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+          f"  {last.get('notes')}")
+    ours = copy(template, tmp / "rss")
+    print(f"   peak RSS of sync (largest process): {peak_rss_mib(ours, [*SG, 'sync', '--json']):.1f} MiB")
+    seconds, report = timed_sync(b)
+    print(f"   B merge        {seconds:6.2f} s  {report['notes']}")
+    seconds, report = timed_sync(a)
+    print(f"   A fast-forward {seconds:6.2f} s  {report['notes']}")
+    seconds, report = timed_sync(a)
+    print(f"   A up to date   {seconds:6.2f} s  {report['notes']}")
 
 
 def contention(tmp: Path, machines: int, rounds: int) -> None:
@@ -112,17 +206,19 @@ def driver(tmp: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes", type=int, default=10000)
+    parser.add_argument("--sync-rounds", type=int, default=15)
     parser.add_argument("--machines", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parse(parser, notes=20, machines=2, rounds=1)
+    args = parse(parser, notes=20, sync_rounds=2, machines=2, rounds=1)
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         (tmp / "home").mkdir()
         isolate(tmp / "home")
-        for part, call in (("big", lambda d: big_notes(d, args.notes)),
+        for part, call in (("big", lambda d: big_notes(d, args.notes, args.sync_rounds)),
                            ("many", lambda d: contention(d, args.machines, args.rounds)), ("driver", driver)):
             (tmp / part).mkdir()
             call(tmp / part)
+        print(scale())
 
 
 if __name__ == "__main__":

@@ -133,6 +133,8 @@ class Repo(NamedTuple):
 
     def diff_trees(self, old: str | None, new: str) -> list[FileEntry]:
         """Files that differ between two trees (or commits), with the new blob ids."""
+        if old == new:  # one object: nothing differs (resume and verify compare a clean tree with itself)
+            return []
         out = self.git("diff-tree", "-r", "-z", "--no-renames", old or self.empty_tree, new)
         parts = out.split("\0")
         entries: list[FileEntry] = []

@@ -96,18 +96,48 @@ def test_a_forged_epoch_is_named_by_verify_and_the_gate(run_repo: Repo, where: s
     assert expected in refused_commit(run_repo)
 
 
+def test_each_checkpoint_links_the_ledger_ref_commit_it_was_written_onto(run_repo: Repo) -> None:
+    for n in range(1, 4):
+        step(run_repo, n, commit=n < 3)
+    ref = "refs/shift/ledgers/demo"
+    claim, *commits = run_repo.git("rev-list", "--reverse", ref).split()
+    points = [json.loads(run_repo.git("show", f"{c}:ledger.json"))["checkpoint"] for c in commits]
+    assert [p["ledger"] for p in points] == [claim, *commits[:2]]  # each onto the ledger before it
+    ledger = run_repo.ledger("demo")
+    assert [h["ledger"] for h in ledger["history"]] == [claim, commits[0]]
+    assert chain(run_repo)[0] == 0
+
+
+@pytest.mark.parametrize("link", ["head", "own"])
+def test_a_hand_edited_ledger_link_is_named_by_verify_and_the_gate(run_repo: Repo, link: str) -> None:
+    step(run_repo, 1)
+    step(run_repo, 2, commit=False)
+    own = run_repo.git("rev-parse", "refs/shift/ledgers/demo").strip()  # the commit holding checkpoint #2 itself
+    forged = {"head": run_repo.head(), "own": own}[link]
+    written = edit_ledger(run_repo, lambda d: d["checkpoint"].update(ledger=forged))
+    code, report = chain(run_repo)
+    assert code == 1 and report["first"]["seq"] == 2, report
+    expected = "not in the ledger ref's history" if link == "head" else "already holds checkpoint #2"
+    named = [b for b in report["breaks"] if "written onto ledger-ref commit" in b["what"]]
+    assert named and expected in named[0]["what"] and "work tree" in named[0]["where"], report
+    assert named[0]["seq"] == 2
+    stderr = refused_commit(run_repo)
+    assert "[rule 5]" in stderr and "checkpoint #2" in stderr
+    assert run_repo.ledger_path("demo").read_bytes() == written, "nothing is rewritten"
+
+
 def test_a_rewritten_ledger_ref_history_is_caught(run_repo: Repo) -> None:
     for n in range(1, 4):
         step(run_repo, n, commit=False)  # checkpoints #1 and #2 live only on refs/shift/ledgers/demo
     ref = "refs/shift/ledgers/demo"
-    commits = run_repo.git("rev-list", "--reverse", ref).split()
-    assert len(commits) == 3
+    claim, *commits = run_repo.git("rev-list", "--reverse", ref).split()  # the first write's owner-epoch claim
+    assert len(commits) == 3 and "owner epoch 1" in run_repo.git("log", "-1", "--format=%s", claim)
     first = json.loads(run_repo.git("show", f"{commits[0]}:ledger.json"))
     first["checkpoint"]["step"] = "a different first step"
     blob = run_repo.run(["git", "hash-object", "-w", "--stdin"],
                         input=json.dumps(first, indent=2, sort_keys=True) + "\n").stdout.strip()
     tree = run_repo.run(["git", "mktree"], input=f"100644 blob {blob}\tledger.json\n").stdout.strip()
-    parent = run_repo.git("commit-tree", tree, "-m", "shiftgit ledger: demo checkpoint 1").strip()
+    parent = run_repo.git("commit-tree", tree, "-p", claim, "-m", "shiftgit ledger: demo checkpoint 1").strip()
     for commit in commits[1:]:
         parent = run_repo.git("commit-tree", f"{commit}^{{tree}}", "-p", parent, "-m", "rewritten").strip()
     run_repo.git("update-ref", ref, parent)

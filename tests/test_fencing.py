@@ -150,6 +150,34 @@ def test_a_checkpoint_made_while_the_remote_was_away_never_reaches_it_after_a_ta
     assert resumed["source"]["kind"] == "published" and "machine-b" in resumed["reasons"][0]
 
 
+def test_after_a_takeover_every_other_write_of_the_old_holder_is_refused_naming_the_new_one(two_machines: Any) -> None:
+    a, agent, b, origin = two_machines
+    constraint = a.ledger("demo")["constraints"][0]["id"]
+    b.ok("resume", "demo", "--adopt", "--take-over", "--no-run")
+    before = a.ledger_path("demo").read_bytes()
+    answers = {
+        "constraint add": agent.sg("constraint", "add", "never touch prod"),
+        "constraint lift": agent.sg("constraint", "lift", constraint, "--reason", "no longer"),
+        "constraint promote": agent.sg("constraint", "promote", constraint, "--by", "lead@example.com"),
+        "amend": agent.sg("amend", "--goal", "another goal", "--reason", "changed my mind"),
+        "approval request": agent.sg("approval", "request", "deploy", "--reason", "ship it"),
+        "stop": agent.sg("stop", "--reason", "user_paused"),
+        "finish": agent.sg("finish", "--status", "abandoned"),
+    }
+    for what, answer in answers.items():
+        assert answer["code"] == 4, (what, answer)
+        lines = answer["err"].strip().splitlines()
+        assert len(lines) == 1 and "taken over" in lines[0] and "machine-b" in lines[0], (what, lines)
+    assert a.ledger_path("demo").read_bytes() == before, "a fenced write changed the ledger"
+    assert not (a.path / ".shift" / "memory.json").exists() or "never" not in a.read(".shift/memory.json")
+    b.ok("stop", "--reason", "user_paused")  # B stops the run; A, given B's stopped ledger with its old
+    stopped = {**b.ledger("demo"), "lease": a.ledger("demo")["lease"]}  # lease, cannot archive it either
+    a.write(".shift/runs/demo/ledger.json", json.dumps(stopped, indent=2) + "\n")
+    archived = agent.sg("archive", "demo")
+    assert archived["code"] == 4 and "machine-b" in archived["err"], archived
+    assert a.ledger_path("demo").exists() and not a.git("for-each-ref", "refs/shift/archive")
+
+
 def test_a_lease_past_its_expiry_is_taken_by_the_next_writer_as_a_new_epoch(run_repo: Repo, tmp_path: Path) -> None:
     config = json.loads(run_repo.read(".shift/config.json"))
     run_repo.write(".shift/config.json", json.dumps({**config, "lease": {"minutes": 0.001}}, indent=2) + "\n")

@@ -80,3 +80,49 @@ def test_a_note_sync_merged_by_keeping_both_texts_reads_as_one() -> None:
     one = merge_note_texts(left, right)  # two handoff notes alone merge into one note, one JSON line
     assert MARKER not in one and handoff.parse_note(one) == document
     assert handoff.parse_note(left) == json.loads(left.splitlines()[-1])
+
+
+def test_a_note_written_before_the_split_is_read_from_the_human_ref(run_repo: Repo) -> None:
+    """No machine record: the human note's own JSON (its last line) is the record."""
+    head = run_repo.head()
+    run_repo.git("notes", "--ref=shift-data", "remove", head)  # this commit's record: the new layout's
+    point = {"id": "p1-old", "seq": 1, "at": "2020-01-01T00:00:00Z", "step": "written before the split", "run": "demo"}
+    document = {"shift_note": 1, "checkpoints": [point], "runs": ["demo"]}
+    write_notes(run_repo.path, {head: handoff.note_text(document) + handoff.data_text(document)})
+    assert [(e["commit"], e["step"]) for e in run_repo.json("log")] == [(head, "written before the split")]
+
+
+def test_a_record_whose_text_imitates_the_next_commit_adds_nothing(run_repo: Repo) -> None:
+    """Records are streamed with the commits from one `git log`: a record's lines cannot open a commit."""
+    one = checkpoint_and_commit(run_repo, "one")
+    two = checkpoint_and_commit(run_repo, "two")
+    record = run_repo.git("notes", "--ref=shift-data", "show", two)
+    forged = f"{one} \n" + handoff.data_text({"shift_note": 1, "checkpoints": [
+        {"id": "p9-forged", "seq": 9, "at": "2030-01-01T00:00:00Z", "step": "forged", "run": "demo"}]})
+    write_notes(run_repo.path, {two: record + forged}, ref="refs/notes/shift-data")
+    log = run_repo.json("log")
+    assert [(e["commit"], e["step"]) for e in log if e["step"] != "forged"] == [(two, "two"), (one, "one")]
+    assert [e["commit"] for e in log if e["step"] == "forged"] == [two]  # read as the note of its own commit
+
+
+def test_a_long_history_is_read_whole_across_rounds_and_log_n_stops_early(repo: Repo) -> None:
+    """More commits than the first rounds hold (64, then 128, ...): every record once, newest first."""
+    stream = "".join(f"commit refs/heads/long\ncommitter B <b@b> {1700000000 + i} +0000\ndata {len(str(i))}\n{i}\n"
+                     for i in range(300))
+    assert repo.run(["git", "fast-import", "--quiet"], input=stream).returncode == 0
+    repo.git("checkout", "-q", "-f", "long")
+    ids = repo.git("rev-list", "HEAD").split()
+    assert len(ids) == 300
+
+    def record(seq: int, commit: str) -> str:
+        point = {"id": f"p{seq}-{commit[:8]}", "seq": seq, "at": f"2024-01-01T00:{seq // 60:02d}:{seq % 60:02d}Z",
+                 "step": f"step {seq}", "run": "demo"}
+        return handoff.data_text({"shift_note": 1, "checkpoints": [point]})
+
+    records = {c: record(300 - i, c) for i, c in enumerate(ids)}
+    write_notes(repo.path, records, ref="refs/notes/shift-data")
+    repo.ok("init", "--hooks", "none")
+    log = repo.json("log")
+    assert [e["commit"] for e in log] == ids
+    assert [e["seq"] for e in log] == list(range(300, 0, -1))
+    assert [e["commit"] for e in repo.json("log", "-n", "70")] == ids[:70]

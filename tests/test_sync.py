@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -186,3 +187,27 @@ def test_sync_carries_the_records_and_renders_merged_notes_from_them(tmp_path: P
         note = clone.git("notes", "--ref=shift", "show", shared)
         assert "step of a" in note and "step of b" in note and "{" not in note and "merged note" not in note
     assert origin.git("notes", "--ref=shift-data", "show", shared) == a.git("notes", "--ref=shift-data", "show", shared)
+
+
+def test_big_notes_trees_merge_into_one_pack_and_converge(tmp_path: Path) -> None:
+    """Hundreds of notes a side (written as `write_notes` does, in fanout trees): the merged tree is built from
+    one listing of each side and written as a pack; both clones and the remote end with the same notes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftgit.git.notes import write_notes
+
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    shared = a.git("rev-parse", "main").strip()
+    for clone, name in ((a, "a"), (b, "b")):
+        fake = {hashlib.sha1(f"{name} {i}".encode()).hexdigest(): f"shift: {name} #{i}\n" for i in range(300)}
+        write_notes(clone.path, {**fake, shared: json_note(name, f"p-{name}")})
+    packs = len(list((b.path / ".git/objects/pack").glob("*.pack")))
+    a.ok("sync")
+    report = json.loads(b.ok("sync", "--json").stdout)
+    assert report["notes"] == {"result": "merged", "added": 300, "merged": 1, "total": 601}
+    assert len(list((b.path / ".git/objects/pack").glob("*.pack"))) == packs + 2  # fetched, and the merged trees
+    a.ok("sync")
+    found = notes(b)
+    assert found == notes(a) == notes(origin) and len(found) == 601
+    human, body = split_note(found[shared]) or ([], {})
+    assert human == ["shift: a", "shift: b"] and [p["id"] for p in body["checkpoints"]] == ["p-a", "p-b"]
+    assert b.run(["git", "fsck", "--no-progress", "--no-dangling"]).returncode == 0

@@ -160,7 +160,9 @@ def test_b_adopts_checkpoint_5_keeps_its_own_edit_and_commits_through_the_gate(
     b.write("calc.py", b.read("calc.py") + "# machine B step 6\n")
     b.ok("checkpoint", "--step", "B step 6")
     chain = b.git("log", "--format=%s", "refs/shift/ledgers/demo").splitlines()
-    assert chain[:2] == ["shiftgit ledger: demo checkpoint 6", "shiftgit ledger: demo checkpoint 5"]
+    # B's first write takes owner epoch 2: its claim (compare-and-swap) lies between A's #5 and B's #6
+    assert chain[:3] == ["shiftgit ledger: demo checkpoint 6", "shiftgit ledger: demo owner epoch 2",
+                         "shiftgit ledger: demo checkpoint 5"]
 
 
 def test_adopt_refuses_a_corrupt_working_ledger_and_writes_nothing(after_a_died: tuple[Machine, Machine]) -> None:

@@ -35,9 +35,10 @@ def approval_request(key: str, reason: str, run: str | None, as_json: bool) -> N
       shiftgit approval request notify-customers --reason "tell users about the outage"
     """
     from shiftgit.effects import approvals
+    from shiftgit.runs.lease import fenced
 
     store = _store()
-    record = approvals.request(store, resolve(store, run), key, reason)
+    record = approvals.request(store, fenced(store, resolve(store, run)), key, reason)
     _approval_out(record, as_json)
 
 
@@ -58,9 +59,10 @@ def approval_grant(key: str, by: str, expires_in: float | None, run: str | None,
     import os
 
     from shiftgit.effects import approvals
+    from shiftgit.runs.lease import fenced
 
     store = _store()
-    record = approvals.grant(store, resolve(store, run), key, by, expires_in, environ=os.environ)
+    record = approvals.grant(store, fenced(store, resolve(store, run)), key, by, expires_in, environ=os.environ)
     _approval_out(record, as_json)
 
 
@@ -80,9 +82,10 @@ def approval_deny(key: str, by: str, reason: str, run: str | None, as_json: bool
     import os
 
     from shiftgit.effects import approvals
+    from shiftgit.runs.lease import fenced
 
     store = _store()
-    record = approvals.deny(store, resolve(store, run), key, by, reason, environ=os.environ)
+    record = approvals.deny(store, fenced(store, resolve(store, run)), key, by, reason, environ=os.environ)
     _approval_out(record, as_json)
 
 

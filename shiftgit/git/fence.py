@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 LEDGERS = "refs/shift/ledgers/"
 TRACKING = "refs/shift-remote/"
 SEP = "\x1f"
-FORMAT = SEP.join(("%(refname)", "%(trailers:only,unfold,separator=%x1e)", "%(committerdate:iso-strict)"))
+FORMAT = SEP.join(("%(refname)", "%(trailers:only,unfold,separator=%x1e)", "%(committerdate:iso-strict)",
+                   "%(objectname)"))
 
 
 class Claim(NamedTuple):
@@ -27,6 +28,7 @@ class Claim(NamedTuple):
     ref: str
     at: str
     until: str = ""  # when that holder's lease expires (its last write plus the lease time)
+    commit: str = ""  # the ledger-ref commit carrying it (for-each-ref only)
 
     def describe(self) -> str:
         return f"epoch {self.epoch}, held by {self.holder} (seen on {self.ref}, {self.at})"
@@ -50,21 +52,37 @@ def holder_text(holder: Any) -> str:
     return f"{where} ({', '.join(extra)})" if extra else where
 
 
-def claims(git: Callable[..., str], run: str) -> list[Claim]:
-    """Every epoch the run's ledger refs here carry (this clone's and each remote's copy)."""
+def tips(git: Callable[..., str], run: str) -> list[Claim]:
+    """The run's ledger refs here (this clone's and each remote's copy), one git call; epoch 0 without a trailer."""
     out = git("for-each-ref", f"--format={FORMAT}", LEDGERS + run, f"{TRACKING}*/shift/ledgers/{run}")
     found = []
     for line in out.split("\n"):
         fields = line.split(SEP)
-        if len(fields) != 3:
+        if len(fields) != 4:
             continue
-        ref, trailers_text, at = fields
+        ref, trailers_text, at, commit = fields
         meta = dict(t.partition(": ")[::2] for t in trailers_text.split("\x1e") if ": " in t)
         epoch = meta.get("Shift-Epoch", "").strip()
-        if epoch.isdigit():
-            found.append(Claim(int(epoch), meta.get("Shift-Holder", "").strip() or "unknown", ref, at,
-                               meta.get("Shift-Lease-Until", "").strip()))
+        found.append(Claim(int(epoch) if epoch.isdigit() else 0, meta.get("Shift-Holder", "").strip() or "unknown",
+                           ref, at, meta.get("Shift-Lease-Until", "").strip(), commit))
     return found
+
+
+def claims(git: Callable[..., str], run: str) -> list[Claim]:
+    """Every epoch the run's ledger refs here carry (this clone's and each remote's copy)."""
+    return [claim for claim in tips(git, run) if claim.epoch > 0]
+
+
+def place(holder: str) -> str:
+    """`host:/work/tree` of a holder's text (without the calling process and session)."""
+    return holder.split(" (", 1)[0]
+
+
+def rival(claim: Claim | None, epoch: int, where: str) -> bool:
+    """`claim` fences a writer of `epoch` at `where` (host:worktree): a newer epoch, or this one held elsewhere."""
+    if claim is None or claim.epoch < epoch or claim.epoch == 0:
+        return False
+    return claim.epoch > epoch or place(claim.holder) != where
 
 
 def claim_of_commit(ref: str, data: bytes | None) -> Claim | None:
@@ -94,6 +112,10 @@ def newer_than(git: Callable[..., str], run: str, epoch: int) -> Claim | None:
 
 
 def fenced_line(run: str, epoch: int, claim: Claim) -> str:
+    if claim.epoch == epoch:
+        return (f"run {run} is held by {claim.holder} in owner epoch {epoch} (seen on {claim.ref}); this process "
+                f"took the same epoch and may not write to it: `shiftgit resume {run} --take-over` makes this place "
+                "its owner (the other holder's writes are refused from then on)")
     return (f"run {run} was taken over: {claim.describe()}; this process holds epoch {epoch} and may no longer "
             f"write to it (`shiftgit resume {run}` here shows the newer record)")
 
@@ -122,3 +144,28 @@ def fetch(root: Path, remote: str, run: str, env: Mapping[str, str], timeout: fl
     if "couldn't find remote ref" in text:
         return None  # nothing published for this run yet: nobody took it over there
     return (text.strip().splitlines() or ["git fetch failed"])[-1][:200]
+
+
+REJECTED = "rejected"
+
+
+def push(root: Path, remote: str, run: str, commit: str, env: Mapping[str, str], timeout: float) -> str | None:
+    """Push an owner-epoch claim to `remote`'s ledger ref without force, bounded: the remote's compare-and-swap.
+
+    None when it landed; REJECTED when the remote's ref moved since this clone fetched it (another clone took
+    it first); else why it could not be pushed (the caller warns and goes on)."""
+    argv = ["git", "push", "--quiet", "--porcelain", "--no-verify", remote, f"{commit}:{LEDGERS}{run}"]
+    try:
+        proc = subprocess.run(argv, cwd=root, env=dict(env), stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return f"{remote} did not answer within {timeout:g} s"
+    except OSError as exc:
+        return f"could not run git push: {exc}"
+    if proc.returncode == 0:
+        return None
+    out = proc.stdout.decode("utf-8", "replace")
+    if "[rejected]" in out or "[remote rejected]" in out:
+        return REJECTED
+    text = proc.stderr.decode("utf-8", "replace")
+    return (text.strip().splitlines() or ["git push failed"])[-1][:200]

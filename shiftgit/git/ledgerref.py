@@ -13,7 +13,8 @@ import json
 import time
 from typing import NamedTuple
 
-from shiftgit.errors import GitError
+from shiftgit.errors import Fenced, GitError
+from shiftgit.git import fence
 from shiftgit.repo import Repo
 
 LEDGERS = "refs/shift/ledgers/"
@@ -59,15 +60,19 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
     import socket  # here: reading tips (the briefing) needs neither socket nor random
 
     host = socket.gethostname()
-    from shiftgit.git.fence import trailers
-
+    lease = document.get("lease")
+    epoch = epoch_of(document)
+    where = fence.place(fence.holder_text(lease.get("holder") if isinstance(lease, dict) else None))
     message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
-               + (f"Shift-Clone: {clone}\n" if clone else "") + trailers(document.get("lease")))
+               + (f"Shift-Clone: {clone}\n" if clone else "") + fence.trailers(lease))
     for attempt in range(RETRIES + 1):
-        tip = repo.git("for-each-ref", "--format=%(objectname) %(tree)", ref).split()  # [commit, tree] or []
-        previous = tip[0] if tip else None
-        if tip[1:] == [tree]:
+        tip = repo.git("for-each-ref", f"--format=%(objectname) %(tree) {TIP_TRAILERS}", ref).split(" ", 2)
+        previous = tip[0] if tip[0] else None
+        if tip[1:2] == [tree]:
             return None
+        on_top = _claim_of(ref, tip[2] if len(tip) > 2 else "")
+        if epoch and on_top is not None and fence.rival(on_top, epoch, where):  # no older or rival epoch on top
+            raise Fenced(fence.fenced_line(run, epoch, on_top))
         commit = repo.commit_tree(tree, [previous] if previous else [], message)
         try:
             repo.update_ref(ref, commit, previous or repo.null_id, f"shiftgit checkpoint {run} {seq}")
@@ -79,6 +84,30 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
 
             time.sleep(random.uniform(0, 0.02 * (attempt + 1)))
     raise AssertionError("unreachable")
+
+
+TIP_TRAILERS = "%(trailers:only,unfold,separator=%x1e)"
+
+
+def _claim_of(ref: str, text: str) -> fence.Claim | None:
+    meta = dict(t.partition(": ")[::2] for t in text.strip().split("\x1e") if ": " in t)
+    epoch = meta.get("Shift-Epoch", "").strip()
+    if not epoch.isdigit():
+        return None
+    return fence.Claim(int(epoch), meta.get("Shift-Holder", "").strip() or "unknown", ref, "",
+                       meta.get("Shift-Lease-Until", "").strip())
+
+
+def claim_commit(repo: Repo, run: str, data: bytes, clone: str | None, parents: list[str]) -> str:
+    """The commit an owner-epoch claim puts on the ledger ref (runs/lease.py makes it the tip compare-and-swap)."""
+    import socket
+
+    document = _json(data)
+    blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
+    tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
+    message = (f"shiftgit ledger: {run} owner epoch {epoch_of(document)}\n\nShift-Host: {socket.gethostname()}\n"
+               + (f"Shift-Clone: {clone}\n" if clone else "") + fence.trailers(document.get("lease")))
+    return repo.commit_tree(tree, parents, message)
 
 
 def tips(repo: Repo) -> dict[str, list[Tip]]:

@@ -17,7 +17,6 @@ caller that publishes `refs/shift/*`.
 
 from __future__ import annotations
 
-import os
 import random
 import shlex
 import subprocess
@@ -31,8 +30,18 @@ from shiftgit.errors import GitError, UsageError
 from shiftgit.git import archive, fence, handoff, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
 from shiftgit.git.notemerge import merge_note_texts
-from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes, write_notes
-from shiftgit.git.notestree import CatFile, git_env, note_text
+from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes
+from shiftgit.git.notestree import (
+    CatFile,
+    git_env,
+    id_width,
+    note_text,
+    notes_under,
+    object_id,
+    plan_trees,
+    read_root,
+    unpack,
+)
 from shiftgit.ledger.store import Store, write_atomic
 from shiftgit.repo import Repo, clean_env
 
@@ -42,6 +51,7 @@ TRACKING = "refs/shift-remote"
 SNAPSHOTS = "refs/shift/"
 # Ref families a clone takes whole from the remote when it has none of its own: a run's saved conversation
 # and kept check outputs (diverged ones merge like snapshots: both histories kept).
+PACKED = 100  # new notes objects from here on are written as one pack, not one file each
 CARRIED = ("refs/shift/context/", "refs/shift/outputs/", "refs/shift/archive")
 
 
@@ -181,37 +191,56 @@ def _merge_ref(repo: Repo, remote: str, ref: str, report: Report) -> str | None:
 
 def _merged_notes_tree(repo: Repo, ref: str, local: str, theirs: str, report: Report) -> str:
     """The tree of the union of both notes commits, two different notes of one commit merged (a human
-    note is rendered again from the commit's merged record when there is one)."""
-    tag = f"refs/shift-tmp/sync-{os.getpid()}-{random.getrandbits(32):08x}"
-    ours_ref, theirs_ref = f"{tag}-ours", f"{tag}-theirs"
-    try:
-        repo.update_ref(ours_ref, local, repo.null_id, "shiftgit sync")
-        repo.update_ref(theirs_ref, theirs, repo.null_id, "shiftgit sync")
-        mine, other = note_blobs(repo.root, ours_ref), note_blobs(repo.root, theirs_ref)
-        added = [c for c in other if c not in mine]
-        differ = [c for c in other if c in mine and mine[c] != other[c]]
-        remote_texts, local_texts = _texts(repo, other, added + differ), _texts(repo, mine, differ)
-        records = read_notes(repo.root, differ, DATA_REF) if ref == NOTES_REF and differ else {}
-        updates = {c: remote_texts[c] for c in added}
-        for commit in differ:
-            record = handoff.parse_note(records.get(commit))
-            text = (handoff.note_text(record) if record is not None
-                    else merge_note_texts(local_texts[commit], remote_texts[commit]))
-            if text != local_texts[commit]:
-                updates[commit] = text
-        report.added, report.merged, report.total = len(added), len(differ), len(mine) + len(added)
-        tip = write_notes(repo.root, updates, ours_ref, "shiftgit sync", retries=0) if updates else local
-        return repo.git("rev-parse", f"{tip}^{{tree}}").strip()
-    finally:
-        for name in (ours_ref, theirs_ref):
-            repo.git("update-ref", "-d", name, check=False)
-
-
-def _texts(repo: Repo, blobs: dict[str, str], commits: list[str]) -> dict[str, str]:
-    """commit -> note text, read by the blob ids a tree listing already gave (no second walk of the tree)."""
+    note is rendered again from the commit's merged record when there is one). Each tree is listed once;
+    a note only the remote has keeps its blob (never read), only merged texts are new objects."""
     with CatFile(repo.root, git_env()) as cat:
-        found = cat.get([blobs[c] for c in commits])
-    return {c: note_text(c, blob) for c, blob in zip(commits, found, strict=True)}
+        tip, _, root = read_root(cat, local)
+        width = id_width(tip)
+        mine = notes_under(cat, root, width, None)
+        other = notes_under(cat, read_root(cat, theirs)[2], width, None)
+        added = [c for c in other if c not in mine]
+        differ = [c for c in other if c in mine and mine[c].oid != other[c].oid]
+        found = cat.get([side[c].oid for c in differ for side in (mine, other)])  # ours, theirs, ours, ...
+        texts = [note_text(c, blob) for c, blob in zip([c for c in differ for _ in (mine, other)], found, strict=True)]
+        records = read_notes(repo.root, differ, DATA_REF) if ref == NOTES_REF and differ else {}
+        wanted = {c: entry.oid for c, entry in mine.items()} | {c: other[c].oid for c in added}
+        blobs: list[bytes] = []
+        for commit, ours, remote in zip(differ, texts[0::2], texts[1::2], strict=True):
+            record = handoff.parse_note(records.get(commit))
+            text = handoff.note_text(record) if record is not None else merge_note_texts(ours, remote)
+            if text != ours:
+                blobs.append(text.encode())
+                wanted[commit] = object_id("blob", blobs[-1], width)
+        report.added, report.merged, report.total = len(added), len(differ), len(mine) + len(added)
+        trees = plan_trees(cat, "", {}, wanted, width)  # built whole from the listings: nothing read again
+    if not trees:
+        return repo.git("rev-parse", f"{local}^{{tree}}").strip()
+    objects = [("blob", body) for body in blobs] + [("tree", body) for _, body in trees]
+    if len(objects) < PACKED:
+        unpack(repo.root, git_env(), objects, width)  # a few loose objects, as a checkpoint's notes write
+    else:
+        _store_pack(repo, [(3 if kind == "blob" else 2, body) for kind, body in objects], width)
+    return trees[-1][0]
+
+
+def _store_pack(repo: Repo, objects: list[tuple[int, bytes]], width: int) -> None:
+    """Write whole objects ((pack type, body): 2 tree, 3 blob) as one pack kept as it is (`git index-pack`):
+    hundreds of trees at once, where loose objects (`unpack-objects`) cost a file each."""
+    import hashlib
+    import zlib
+
+    parts = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
+    for code, body in objects:
+        header, size = bytearray(), len(body) >> 4
+        byte = code << 4 | len(body) & 0x0F
+        while size:
+            header.append(byte | 0x80)
+            byte, size = size & 0x7F, size >> 7
+        header.append(byte)
+        parts += [bytes(header), zlib.compress(body, 1)]
+    pack = b"".join(parts)
+    digest = (hashlib.sha256 if width == 64 else hashlib.sha1)(pack).digest()
+    repo.git("index-pack", "--stdin", input=pack + digest)
 
 
 def fenced_runs(repo: Repo, remote: str) -> dict[str, str]:

@@ -1,14 +1,19 @@
 """`shiftgit log`: the checkpoint timeline along HEAD's history, newest first, read from notes.
 
-`rev-list HEAD` is streamed in rounds of ROUND commits; for each round one `cat-file --batch` reads,
-per notes ref, only the fanout subtrees those commits' notes live in (each at most once), then their
-note blobs; it stops once `limit` checkpoints are found. So `log -n N` costs what N needs, not what the
-history holds. A working ledger's checkpoint that HEAD's committed ledger does not carry yet comes
-first, without a commit.
+`git log HEAD` is streamed in rounds of ROUND commits, each round twice the last (up to MAX_ROUND: a
+whole history takes few round trips), each commit with its machine record (refs/notes/shift-data: git
+reads that notes tree itself, once). For each round one `cat-file --batch` reads, per other notes ref
+(each remote's fetched copies, outside refs/notes/ where `git log` does not look, and the human notes),
+only the fanout subtrees those commits' notes live in (each at most once), then their note blobs: a
+remote's records are merged in; human notes are read only for commits without a record (a note written
+before the split carries its JSON itself; the record wins where both are, as everywhere in shiftgit).
+It stops once `limit` checkpoints are found. So `log -n N` costs what N needs, not what the history holds.
+A working ledger's checkpoint that HEAD's committed ledger does not carry yet comes first, without a commit.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -16,19 +21,23 @@ from typing import Any
 from shiftgit import textsafe
 from shiftgit.errors import GitError, ShiftError
 from shiftgit.git import handoff
+from shiftgit.git.notes import DATA_REF, NOTES_REF
 from shiftgit.git.notestree import CatFile, Entry, id_width, notes_under, read_root
 from shiftgit.git.view import ledger_path, parse_json
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo, clean_env
 
 ROUND = 64
+MAX_ROUND = 4096
 
 
 def notes_refs(store: Store) -> list[str]:
-    """The notes refs to read: ours, then each remote's copy (refs/shift-remote/<remote>/notes/shift)."""
-    from shiftgit.git.sync import notes_refs as refs
-
-    return refs(store.repo)
+    """The notes refs there are to read, in one `for-each-ref`: the machine records (ours, then each remote's
+    copy under refs/shift-remote/<remote>/notes/), then the human notes the same way (sync.notes_refs' order)."""
+    out = store.repo.git("for-each-ref", "--format=%(refname)", DATA_REF, NOTES_REF, "refs/shift-remote/").split()
+    fetched = sorted(r for r in out if r.startswith("refs/shift-remote/"))
+    return ([r for r in (DATA_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift-data")]
+            + [r for r in (NOTES_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift")])
 
 
 def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
@@ -41,16 +50,23 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
     if limit is not None and len(entries) >= limit:
         return entries[:limit]
     with CatFile(repo.root, clean_env()) as cat:
-        indexes = [_NoteIndex(cat, ref) for ref in notes_refs(store)]
-        for rows in _history(repo) if head else ():
-            chunk = [commit for commit, _ in rows]
+        refs = notes_refs(store)
+        fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref != DATA_REF]
+        human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data")]
+        for rows in _history(repo, [DATA_REF] if DATA_REF in refs else []) if head else ():
+            chunk = [commit for commit, _, _ in rows]
+            local = {commit: found for commit, _, text in rows if text and (found := handoff.parse_note(text))}
             blobs: dict[str, list[str]] = {}
-            for index in indexes:
+            for index in fetched:  # a remote's records, fetched and not merged yet: merged in
                 for commit, blob in index.blobs(chunk).items():
                     blobs.setdefault(commit, []).append(blob)
-            lost = _recomputed(store, [c for c, named in rows if named and c not in blobs])
-            noted = [c for c in chunk if c in blobs or c in lost]
-            for commit, document in _notes(cat, noted, blobs, lost):
+            bare = [c for c in chunk if c not in local and c not in blobs]  # no record: a note written before the
+            for index in human if bare else ():  # split carries its JSON itself (a record's human note has none)
+                for commit, blob in index.blobs(bare).items():
+                    blobs.setdefault(commit, []).append(blob)
+            lost = _recomputed(store, [c for c, named, text in rows if named and not text.strip() and c not in blobs])
+            noted = [c for c in chunk if c in local or c in blobs or c in lost]
+            for commit, document in _notes(cat, noted, local, blobs, lost):
                 for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
                     if isinstance(point, Mapping) and point.get("id") not in seen:
                         seen.add(point.get("id"))
@@ -61,27 +77,36 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
     return entries[:limit] if limit is not None else entries
 
 
-def _history(repo: Repo) -> Iterator[list[tuple[str, str]]]:
-    """HEAD's commits, newest first, ROUND at a time, as `git log` finds them (stopped when not read on), each
-    with the checkpoint its Shift-Checkpoint trailer names ("" when none)."""
-    argv = ["git", "log", "--format=%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)", "HEAD"]
+def _history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]]:
+    """HEAD's commits, newest first, ROUND at first, then twice as many each round up to MAX_ROUND, as `git log`
+    finds them (stopped when not read on), each with the checkpoint its Shift-Checkpoint trailer names ("" when
+    none) and the texts of its notes on the `notes` refs, one after the other (git reads those notes trees
+    itself; "" when none). A line starting with a random marker opens each commit: a note cannot forge one."""
+    marker = os.urandom(8).hex()
+    argv = ["git", "log", "--no-notes", *(f"--notes={ref}" for ref in notes),
+            f"--format={marker}%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)" + ("%n%N" if notes
+                                                                                                else ""), "HEAD"]
     proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     finished = False
     try:
-        chunk: list[tuple[str, str]] = []
-        for line in proc.stdout:
-            text = line.decode("utf-8", "replace").strip()
-            if not text:
-                continue
-            commit, _, named = text.partition(" ")
-            chunk.append((commit, named.strip()))
-            if len(chunk) == ROUND:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
+        chunk: list[tuple[str, str, str]] = []
+        size = ROUND
+        mark, rest = marker.encode(), b""
+        while True:
+            block = proc.stdout.read1(1 << 16)
+            parts = (rest + block).split(mark)
+            rest = parts.pop() if block else b""  # the last may be cut short: it waits for the next block
+            for part in parts:
+                if part:
+                    chunk.append(_row(part))
+            if len(chunk) >= size or not block:
+                if chunk:
+                    yield chunk
+                chunk, size = [], min(2 * size, MAX_ROUND)
+            if not block:
+                break
         finished = True
     finally:
         if not finished:
@@ -91,6 +116,13 @@ def _history(repo: Repo) -> Iterator[list[tuple[str, str]]]:
         proc.stderr.close()
         if proc.wait() != 0 and finished:
             raise GitError(argv[1:], error)
+
+
+def _row(part: bytes) -> tuple[str, str, str]:
+    """(commit, the checkpoint its trailer names, its notes' texts) from one commit's part of `git log`."""
+    first, _, text = part.decode("utf-8", "replace").partition("\n")
+    commit, _, named = first.strip().partition(" ")
+    return commit, named.strip(), text
 
 
 class _NoteIndex:
@@ -122,19 +154,19 @@ def _recomputed(store: Store, commits: list[str]) -> dict[str, dict[str, Any]]:
     return records(store.repo.root, clean_env(), commits)
 
 
-def _notes(cat: CatFile, commits: list[str], blobs: Mapping[str, list[str]],
+def _notes(cat: CatFile, commits: list[str], local: Mapping[str, dict[str, Any]], blobs: Mapping[str, list[str]],
            lost: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
-    for start in range(0, len(commits), ROUND):
-        chunk = commits[start:start + ROUND]
+    for start in range(0, len(commits), MAX_ROUND):
+        chunk = commits[start:start + MAX_ROUND]
         names = [b for c in chunk for b in blobs.get(c, [])]
-        texts = iter(cat.get(names))
+        texts = iter(cat.get(names) if names else ())
         for commit in chunk:
             if commit in lost:
                 yield commit, lost[commit]
                 continue
             found = [handoff.parse_note(t[2].decode("utf-8", "replace")) for t in
-                     (next(texts) for _ in blobs[commit]) if t is not None]
-            documents = [d for d in found if d is not None]
+                     (next(texts) for _ in blobs.get(commit, ())) if t is not None]
+            documents = ([local[commit]] if commit in local else []) + [d for d in found if d is not None]
             if documents:
                 yield commit, documents[0] if len(documents) == 1 else handoff.merged(documents)
 
@@ -223,4 +255,7 @@ def render(entries: list[dict[str, Any]]) -> str:
 
 
 def _shown(value: Any) -> str:
-    return textsafe.one_line(str(value), TEXT_CAP)
+    text = str(value)
+    if len(text) <= TEXT_CAP and text.isascii() and text.isprintable():  # nothing to escape or cut
+        return text
+    return textsafe.one_line(text, TEXT_CAP)

@@ -1,8 +1,11 @@
 """The tamper-evident chain and the owner epochs, judged over raw ledger JSON. Stdlib only (the commit gate).
 
-Each checkpoint records `prev`, the digest of the checkpoint before it (None for a run's first), and
-`epoch`, the owner epoch it was written in (runs/lease.py). When a checkpoint moves to the ledger's
-`history`, its entry keeps its `digest`, `prev` and `epoch`. So one ledger is a chain (history entries,
+Each checkpoint records `prev`, the digest of the checkpoint before it (None for a run's first),
+`epoch`, the owner epoch it was written in (runs/lease.py), and `ledger`, the id of the
+`refs/shift/ledgers/<run>` commit it was written onto (git's digest of the ledger it was written into
+and of every ledger before it; absent in checkpoints written before it was added, and for a run's first
+write where no ledger ref exists). When a checkpoint moves to the ledger's `history`, its entry keeps its
+`digest`, `prev`, `epoch` and `ledger`. So one ledger is a chain (history entries,
 then the checkpoint), and the checkpoints kept in git history, notes and `refs/shift/ledgers/<run>` are
 links of one chain: a checkpoint rewritten, dropped or inserted after the fact breaks a link.
 
@@ -56,7 +59,8 @@ def is_chained(point: Any) -> bool:
 
 def history_link(point: Doc) -> dict[str, Any]:
     """The chain fields a history entry keeps of the checkpoint it summarises."""
-    return {"digest": digest(point), "prev": point.get("prev"), "epoch": point.get("epoch")}
+    return {"digest": digest(point), "prev": point.get("prev"), "epoch": point.get("epoch"),
+            **({"ledger": point["ledger"]} if point.get("ledger") else {})}
 
 
 # -- one ledger ------------------------------------------------------------------------------------

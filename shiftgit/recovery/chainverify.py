@@ -5,8 +5,9 @@ The records: this work tree's ledger, the ledger as committed along HEAD's histo
 HEAD's history. Each full checkpoint is digested (ledger/chain.py); a break is a ledger whose own
 links or epochs do not hold, one checkpoint (by its id) recorded two different ways,
 a checkpoint whose `prev` matches no record of the one before it, or a history entry whose digest
-matches no record of the checkpoint it summarises. Signed ledger-ref and snapshot commits have their
-signatures checked by git (`%G?`): a bad one is a break. Nothing is written.
+matches no record of the checkpoint it summarises, or a checkpoint whose `ledger` (the ledger-ref commit it
+was written onto) is not a commit before it on the ledger ref, holding an earlier checkpoint. Signed
+ledger-ref and snapshot commits have their signatures checked by git (`%G?`): a bad one is a break. Nothing is written.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def verify_chain(store: Store, run: str) -> dict[str, Any]:
             if isinstance(entry, Mapping) and entry.get("digest") and isinstance(entry.get("seq"), int):
                 claims.append((entry["seq"], str(entry["digest"]), where))
     seen += _noted(store, run)
+    findings += _off_ledger(store, run, documents[0][1], documents[0][0])
     findings += _rewritten(seen) + _unlinked(seen, claims) + _bad_claims(seen, claims)
     findings += [Finding(None, f"commit {commit[:12]} has a bad signature", ref)
                  for ref, commit in signatures.pop("bad_commits")]
@@ -143,6 +145,73 @@ def _noted(store: Store, run: str) -> list[Seen]:
         for point in (note or {}).get("checkpoints") or []:
             if isinstance(point, Mapping) and point.get("run") == run and isinstance(point.get("seq"), int):
                 found.append(_seen(point, f"the handoff record of commit {commit[:12]}"))
+    return found
+
+
+def _off_ledger(store: Store, run: str, working: Mapping[str, Any], where: str) -> list[Finding]:
+    """Checkpoints whose `ledger` link is not a commit before them on the ledger ref, holding the one before.
+
+    On each ledger ref, the commit that first holds a checkpoint must have the linked commit among its
+    ancestors; the work tree's checkpoint must link to a commit some ledger ref here holds. Either way
+    the linked ledger holds an earlier checkpoint. A ledger ref rewritten, or a checkpoint forged by hand
+    (or copied from elsewhere) with a link that does not fit, is named."""
+    repo = store.repo
+    parents: dict[str, list[str]] = {}
+    heads = []
+    for ref in _ledger_refs(store, run):
+        lines = repo.git("log", f"--max-count={LIMIT}", "--format=%H %P", ref).splitlines()
+        heads.append((ref, [line.split()[0] for line in lines if line]))
+        parents.update({line.split()[0]: line.split()[1:] for line in lines if line})
+    if not parents:
+        return []
+    commits = list(parents)
+    with CatFile(repo.root, clean_env()) as cat:
+        answers = cat.get([f"{c}:ledger.json" for c in commits])
+    points: dict[str, Mapping[str, Any]] = {}
+    for commit, answer in zip(commits, answers, strict=True):
+        document = _json(answer[2]) if answer is not None else None
+        point = document.get("checkpoint") if document else None
+        points[commit] = point if isinstance(point, Mapping) else {}
+
+    def held(commit: str) -> int | None:
+        seq = points.get(commit, {}).get("seq")
+        return seq if isinstance(seq, int) else (0 if commit in points else None)
+
+    def ancestors(commit: str) -> set[str]:
+        found: set[str] = set()
+        todo = list(parents.get(commit, []))
+        while todo:
+            one = todo.pop()
+            if one not in found:
+                found.add(one)
+                todo += parents.get(one, [])
+        return found
+
+    def bad(point: Mapping[str, Any], before: set[str] | None) -> str | None:
+        link, seq = point.get("ledger"), point.get("seq")
+        if not isinstance(link, str) or not isinstance(seq, int):
+            return None
+        if link not in parents or (before is not None and link not in before):
+            return (f"it was written onto ledger-ref commit {link[:12]}, which is not in the ledger ref's history "
+                    "before it (the ledger ref was rewritten, or this checkpoint was forged or copied)")
+        if (held(link) or 0) >= seq:  # two checkpoints racing in one work tree may both link the same older one
+            return (f"it was written onto ledger-ref commit {link[:12]}, which already holds checkpoint "
+                    f"#{held(link)} (a forged or moved checkpoint)")
+        return None
+
+    found = []
+    for ref, order in heads:
+        for commit in order:
+            point = points[commit]
+            if any(points.get(p, {}).get("id") == point.get("id") for p in parents[commit]):
+                continue  # not where this checkpoint was first committed
+            why = bad(point, ancestors(commit))
+            if why is not None:
+                found.append(Finding(point.get("seq"), why, f"{ref} commit {commit[:12]}"))
+    point = working.get("checkpoint")
+    why = bad(point, None) if isinstance(point, Mapping) else None
+    if why is not None and isinstance(point, Mapping):
+        found.append(Finding(point.get("seq"), why, where))
     return found
 
 

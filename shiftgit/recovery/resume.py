@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.effects.liveness import liveness
@@ -20,13 +20,15 @@ from shiftgit.ledger.checkstates import failing as failing_states
 from shiftgit.ledger.discovery import Pick, discover
 from shiftgit.ledger.model import Checkpoint, Effect, Ledger
 from shiftgit.ledger.store import Store
-from shiftgit.recovery import decisions, plans, takeover, verify
+from shiftgit.recovery import decisions, plans, takeover
 from shiftgit.recovery.briefing import build_briefing
-from shiftgit.recovery.verify import Progress
 from shiftgit.repo import FileEntry, Repo
 from shiftgit.runs.contract import location
 from shiftgit.runs.memory import standing_rules
 from shiftgit.runs.reviews import awaiting_reasons
+
+if TYPE_CHECKING:  # verify (and its output parsers) load only when checks rerun: `resume --no-run` never does
+    from shiftgit.recovery.verify import Progress
 
 EXIT = {"resume": 0, "rollback": 3, "escalate": 4, "finished": 0}
 UNSETTLED = ("unknown", "attempted")
@@ -227,6 +229,8 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
             escalate.append(f"the content of checkpoint #{point.seq} is not in this clone: edits made after it "
                             "cannot be told apart")
         if run_checks and point.checks:
+            from shiftgit.recovery import verify
+
             report = verify.verify(store, ledger.run, ledger=ledger, worktree=worktree, progress=progress)
         more, notes = _verify_reasons(report, edits)
         escalate += more

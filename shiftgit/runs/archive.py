@@ -41,6 +41,9 @@ def archive_run(store: Store, run: str) -> Archived:
             raise UsageError(f"run {run!r} is active; end it first (`shiftgit finish --run {run} --status "
                              f"completed|blocked|abandoned`, or `shiftgit stop --run {run} --reason R`), then "
                              "archive it; nothing was changed")
+        from shiftgit.runs.lease import guard
+
+        guard(store, run)  # a fenced process archives nothing (exit 4)
         commit = save(store, ledger)
         _remove(store, run)
     _publish(store)

@@ -99,7 +99,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
             milestone=spec.milestone, base=head, branch=branch, tree=tree, snapshot=snapshot, files=files,
             checks=checks,
             next=_next(previous, spec), note=spec.note, spend=spend,
-            extra={**withheld, "prev": link.get("digest"), "epoch": ticket.epoch},  # the chain: ledger/chain.py
+            extra={**withheld, "prev": link.get("digest"), "epoch": ticket.epoch, "ledger": ticket.ledger},  # chain
             turn=spec.turn, auto=spec.auto, unrecorded=spec.unrecorded, session=spec.session,
             **_carried_items(previous, spec, seq),
         )

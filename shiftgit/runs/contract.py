@@ -167,10 +167,18 @@ def _prefix(glob: str) -> str:
 
 # -- constraints, amendments ----------------------------------------------------------------
 
+def fenced(store: Store, run: str) -> None:
+    """The owner lease's fence (runs/lease.py): a holder of an older epoch changes nothing (Fenced, exit 4)."""
+    from shiftgit.runs.lease import guard
+
+    guard(store, run)
+
+
 def add_constraint(store: Store, run: str, text: str) -> Constraint:
     if not text.strip():
         raise UsageError("a constraint needs text, e.g. `shiftgit constraint add \"no deploys on fridays\"`")
     record = Constraint(id=new_id("c"), text=text, added_at=now_iso(), extra={"source": "added"})
+    fenced(store, run)
     store.update(run, lambda ledger: replace(ledger, constraints=(*ledger.constraints, record),
                                              updated_at=record.added_at))
     return record
@@ -193,6 +201,7 @@ def lift_constraint(store: Store, run: str, which: str, reason: str) -> Constrai
         constraints = tuple(new if c is target else c for c in ledger.constraints)
         return replace(ledger, constraints=constraints, updated_at=at)
 
+    fenced(store, run)
     store.update(run, change)
     return lifted[0]
 
@@ -239,6 +248,7 @@ def amend(store: Store, run: str, changes: Mapping[str, Any], reason: str) -> li
                                   reason=reason))
         return replace(ledger, contract=contract, amendments=(*ledger.amendments, *made), updated_at=at)
 
+    fenced(store, run)
     store.update(run, change)
     remember_typed(store, typed, made[0].at)
     return made
@@ -261,5 +271,6 @@ def stop(store: Store, run: str, reason: str, detail: str | None) -> Stop:
                              "`shiftgit start RUN --goal ... --stop-when ...`")
         return replace(ledger, stop=record, status="stopped", updated_at=record.at)
 
+    fenced(store, run)
     store.update(run, change)
     return record

@@ -6,9 +6,11 @@ says `"lease": {"minutes": N}`); `lease.epochs` records every epoch taken, by wh
 (`checkpoint`, `check`, `effect run`, `service start`) first passes `guard`: with a publish remote it
 fetches the run's ledger ref (bounded: `"lease": {"fetch_seconds": 3}`; on failure it goes on with a
 warning), then refuses (exit 4, one line naming the new holder) when a ledger ref here carries a newer
-epoch than this work tree's ledger, or when the lease is held elsewhere and has not expired. A first
-write, or one after the lease expired, takes a new epoch; `resume --take-over` takes one at once and
-publishes it. The commit gate and the publisher refuse the same way (git/gate.py, git/sync.py).
+epoch than this work tree's ledger (or its own epoch held by another place), or when the lease is held
+elsewhere and has not expired. A first write, or one after the lease expired, takes a new epoch, and only
+by a compare-and-swap of `refs/shift/ledgers/<run>` (pushed without force to the publish remote first):
+two writers racing for one epoch cannot both win. `resume --take-over` takes one at once and publishes
+it. The commit gate and the publisher refuse the same way (git/gate.py, git/sync.py).
 """
 
 from __future__ import annotations
@@ -21,15 +23,15 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from shiftgit.errors import Fenced, ShiftError
+from shiftgit.errors import Fenced, GitError, ShiftError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env
-from shiftgit.runs.contract import now_iso
 
 DEFAULT_MINUTES = 30.0
 FETCH_SECONDS = 3.0
 PUBLISH_SECONDS = 30
+TAKE_TRIES = 5
 SESSION_VARS = ("SHIFT_SESSION", "CLAUDE_SESSION_ID", "CODEX_SESSION_ID", "GEMINI_SESSION_ID")
 
 
@@ -38,6 +40,7 @@ class Ticket(NamedTuple):
 
     epoch: int
     warnings: tuple[str, ...] = ()
+    ledger: str | None = None  # the ledger-ref commit this write goes onto (a checkpoint records it: the chain)
 
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -91,12 +94,6 @@ def held_elsewhere(lease: Any, who: Mapping[str, Any]) -> bool:
     return isinstance(lease, Mapping) and not same_place(lease.get("holder"), who) and not is_expired(lease)
 
 
-def is_mine(claim: fence.Claim, who: Mapping[str, Any]) -> bool:
-    """A claim this clone's own ledger ref carries, recorded by this work tree."""
-    where = f"{who.get('host')}:{who.get('worktree')}"
-    return claim.ref.startswith(fence.LEDGERS) and (claim.holder == where or claim.holder.startswith(where + " ("))
-
-
 def held_line(run: str, lease: Mapping[str, Any]) -> str:
     return (f"run {run} is held by {fence.holder_text(lease.get('holder'))} (owner epoch {epoch_of(lease)}) until "
             f"{lease.get('expires_at')}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
@@ -105,51 +102,110 @@ def held_line(run: str, lease: Mapping[str, Any]) -> str:
 
 # -- the fence every write passes --------------------------------------------------------------------
 
+def where_of(who: Mapping[str, Any]) -> str:
+    return f"{who.get('host')}:{who.get('worktree')}"
+
+
 def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, str] | None = None) -> Ticket:
-    """Refuse a fenced write (Fenced, exit 4); else arrange for this write to renew (or take) the lease."""
-    document = store.document(run)
-    lease = document.get("lease")
-    mine = epoch_of(lease)
+    """Refuse a fenced write (Fenced, exit 4); else arrange for this write to renew (or take) the lease.
+
+    Renewing costs one `for-each-ref`; taking an epoch is a compare-and-swap of the run's ledger ref (and,
+    with a publish remote, a push without force first): of two writers racing for one epoch, one wins and
+    the other is refused here, before it wrote anything."""
     minutes, seconds = settings(store)
-    warnings = _fetch(store, run, seconds) if fetch else []
+    remote = _remote(store) if fetch else None
+    warnings = _fetch(store, run, remote, seconds) if remote else []
     for line in warnings:  # fail open, but never silently
         sys.stderr.write(line + "\n")
     who = here(store, environ)
-    claim = fence.newer_than(store.repo.git, run, mine)
-    if claim is not None and is_mine(claim, who):  # this work tree took it, on another branch's ledger
-        store.on_write = renewal(run, claim.epoch, who, minutes, taken="continued on this branch")
-        return Ticket(claim.epoch, tuple(warnings))
-    if claim is not None and mine > 0:
+    for _ in range(TAKE_TRIES):
+        document = store.document(run)
+        lease = document.get("lease")
+        mine = epoch_of(lease)
+        seen = fence.tips(store.repo.git, run)
+        epoch = _decide(run, lease, mine, seen, who)
+        if epoch > 0:  # this place holds it: renew
+            taken = "continued on this branch" if epoch > mine else None
+            store.on_write = renewal(run, epoch, who, minutes, taken=taken)
+            return Ticket(epoch, tuple(warnings), next((c.commit for c in seen if c.ref == fence.LEDGERS + run), None))
+        epoch = max([mine] + [c.epoch for c in seen]) + 1
+        why = "lease expired" if isinstance(lease, Mapping) else "first write"
+        reachable = remote if not warnings else None  # the fetch failed (and said so): no push to wait for
+        claim = _take(store, run, epoch, who, why, seen, reachable, minutes, seconds)
+        if claim is not None:
+            return Ticket(epoch, tuple(warnings), claim)
+    raise Fenced(f"run {run}: could not take owner epoch {epoch}, other writers kept taking it first; "
+                 f"`shiftgit resume {run}` shows who holds it now")
+
+
+def fenced(store: Store, run: str) -> str:
+    """`guard` for a write the CLI fences before calling a lower layer (approvals): returns `run`."""
+    guard(store, run)
+    return run
+
+
+def _decide(run: str, lease: Any, mine: int, seen: list[fence.Claim], who: Mapping[str, Any]) -> int:
+    """The epoch this place holds and may renew; 0 to take a new one; Fenced when another holder has it."""
+    where = where_of(who)
+    live = [c for c in seen if c.epoch > 0]
+    claim = max(live, key=lambda c: (c.epoch, c.ref.startswith(fence.LEDGERS))) if live else None
+    expired = claim is None or is_expired({"expires_at": claim.until})
+    if claim is not None and fence.place(claim.holder) == where and claim.epoch >= mine and not expired:
+        return claim.epoch  # this work tree holds the newest epoch (perhaps taken on another branch's ledger)
+    if isinstance(lease, Mapping) and held_elsewhere(lease, who):
+        raise Fenced(held_line(run, lease))
+    if claim is not None and mine > 0 and fence.rival(claim, mine, where) and (claim.epoch > mine or not expired):
         raise Fenced(fence.fenced_line(run, mine, claim))
-    if claim is not None and not is_expired({"expires_at": claim.until}):  # never held here: someone else holds it
+    if claim is not None and not expired and fence.place(claim.holder) != where:  # never held here
         raise Fenced(f"run {run} is held by {claim.holder} (owner epoch {claim.epoch}, seen on {claim.ref}) until "
                      f"{claim.until}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
                      "holder's writes are refused from then on)")
-    if isinstance(lease, Mapping) and held_elsewhere(lease, who):
-        raise Fenced(held_line(run, lease))
-    if isinstance(lease, Mapping) and same_place(lease.get("holder"), who):
-        store.on_write = renewal(run, mine, who, minutes)
-        return Ticket(mine, tuple(warnings))
-    epoch = _next_epoch(store, run, mine)
-    why = "lease expired" if isinstance(lease, Mapping) else "first write"
-    store.on_write = renewal(run, epoch, who, minutes, taken=why)
-    return Ticket(epoch, tuple(warnings))
+    if isinstance(lease, Mapping) and same_place(lease.get("holder"), who) and not is_expired(lease) \
+            and (claim is None or claim.epoch <= mine):
+        return mine  # a ledger ref without epochs (written before leases): the lease alone says who holds it
+    return 0
 
 
-def _next_epoch(store: Store, run: str, mine: int) -> int:
-    seen = fence.newest(store.repo.git, run)
-    return max(mine, seen.epoch if seen else 0) + 1
+def _take(store: Store, run: str, epoch: int, who: Mapping[str, Any], why: str, seen: list[fence.Claim],
+          remote: str | None, minutes: float, seconds: float) -> str | None:
+    """Take `epoch`: its claim becomes the ledger ref's tip compare-and-swap (pushed first, without force, to
+    the publish remote); returns that commit. None when another writer moved the ref first (look again)."""
+    from shiftgit.ledger.canonical import canonical_bytes
+    from shiftgit.ledger.trustdb import clone_id
+
+    repo = store.repo
+    renew = renewal(run, epoch, who, minutes, taken=why)
+    local = next((c.commit for c in seen if c.ref == fence.LEDGERS + run), None)
+    theirs = next((c.commit for c in seen if remote and c.ref == f"{fence.TRACKING}{remote}/shift/ledgers/{run}"),
+                  None)
+    parents = list(dict.fromkeys(p for p in (local, theirs) if p))
+    commit = ledgerref.claim_commit(repo, run, canonical_bytes(renew(store.document(run))), clone_id(repo), parents)
+    if remote is not None:
+        why_not = fence.push(repo.root, remote, run, commit, clean_env(), max(seconds, FETCH_SECONDS))
+        if why_not == fence.REJECTED:  # another clone took it first: fetch its claim and look again
+            _fetch(store, run, remote, seconds)
+            return None
+        if why_not is not None:
+            sys.stderr.write(f"shiftgit: warning: could not publish owner epoch {epoch} of run {run} to {remote} "
+                             f"({why_not}); this write went ahead on what this clone knows\n")
+    try:
+        repo.update_ref(ledgerref.ref_name(run), commit, local or repo.null_id, f"shiftgit owner epoch {run} {epoch}")
+    except GitError:  # another work tree of this clone took it first
+        return None
+    store.on_write = renew
+    return commit
 
 
-def _fetch(store: Store, run: str, seconds: float) -> list[str]:
+def _remote(store: Store) -> str | None:
     from shiftgit.git.publish import configured_remote
 
     try:
-        remote = configured_remote(store.read_config())
+        return configured_remote(store.read_config())
     except ShiftError:
-        return []
-    if remote is None:
-        return []
+        return None
+
+
+def _fetch(store: Store, run: str, remote: str, seconds: float) -> list[str]:
     why = fence.fetch(store.repo.root, remote, run, clean_env(), seconds)
     if why is None:
         return []
@@ -166,12 +222,13 @@ def renewal(run: str, epoch: int, who: Mapping[str, Any], minutes: float,
         old = document.get("lease") if isinstance(document.get("lease"), Mapping) else {}
         assert isinstance(old, Mapping)
         now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        stamp = now.isoformat().replace("+00:00", "Z")  # as runs/contract.now_iso writes it
         epochs = [e for e in old.get("epochs") or [] if isinstance(e, Mapping)]
         if taken and all(e.get("epoch") != epoch for e in epochs):
-            epochs.append({"epoch": epoch, "holder": dict(who), "at": now_iso(), "from": old.get("holder"),
+            epochs.append({"epoch": epoch, "holder": dict(who), "at": stamp, "from": old.get("holder"),
                            "why": taken})
         until = (now + dt.timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
-        lease = {**old, "epoch": epoch, "holder": dict(who), "renewed_at": now_iso(), "expires_at": until,
+        lease = {**old, "epoch": epoch, "holder": dict(who), "renewed_at": stamp, "expires_at": until,
                  "minutes": minutes, "epochs": epochs}
         return {**document, "lease": lease}
 
@@ -182,22 +239,25 @@ def renewal(run: str, epoch: int, who: Mapping[str, Any], minutes: float,
 
 def take_over(store: Store, run: str, *, why: str = "take-over",
               environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Start a new owner epoch here, commit it to the ledger ref and publish it (bounded). Returns what happened."""
+    """Start a new owner epoch here (compare-and-swap on the ledger ref, as `guard` takes one) and publish it
+    (bounded). Of two concurrent take-overs each gets an epoch of its own; the later one owns the run."""
     document = store.document(run)
     old = document.get("lease") if isinstance(document.get("lease"), Mapping) else None
-    epoch = _next_epoch(store, run, epoch_of(old))
     who = here(store, environ)
-    minutes, _ = settings(store)
-    store.on_write = renewal(run, epoch, who, minutes, taken=why)
-    store.patch(run, lambda d: d)
+    minutes, seconds = settings(store)
+    remote = _remote(store)
+    for _ in range(TAKE_TRIES):
+        seen = fence.tips(store.repo.git, run)
+        epoch = max([epoch_of(old)] + [c.epoch for c in seen]) + 1
+        if _take(store, run, epoch, who, why, seen, remote, minutes, seconds) is not None:
+            break
+    else:
+        raise Fenced(f"run {run}: could not take owner epoch {epoch}, other writers kept taking it first; "
+                     f"try `shiftgit resume {run} --take-over` again")
+    store.patch(run, lambda d: d)  # the working ledger records the epoch the ref now carries
     store.on_write = None
-    from shiftgit.ledger.trustdb import clone_id
-
-    with store.lock(run):
-        ledgerref.commit_ledger(store.repo, run, store.ledger_path(run).read_bytes(), clone_id(store.repo))
-    result = {"epoch": epoch, "holder": who, "from": old.get("holder") if old else None, "why": why,
-              "published": publish_now(store)}
-    return result
+    return {"epoch": epoch, "holder": who, "from": old.get("holder") if old else None, "why": why,
+            "published": publish_now(store)}
 
 
 def publish_now(store: Store) -> str | None:

@@ -66,6 +66,9 @@ def promote(store: Store, which: str, by: str | None, until: str | None = None,
     if expires is not None and expires <= now_iso():
         raise UsageError(f"--until {until} is already past; give a future date; nothing was written")
     origin, constraint = _find(store, which, run)
+    from shiftgit.runs.lease import guard
+
+    guard(store, origin)  # a fenced process promotes nothing (exit 4)
     with store.lock("memory"):
         document = read(store)
         same = next((e for e in document["entries"] if e["text"] == constraint["text"]

@@ -45,6 +45,9 @@ def finish(store: Store, run: str, status: str, reviewer_action: str | None, ass
         stop_record = ledger.stop if status != "completed" else Stop(reason="completed", at=at)
         return replace(ledger, receipt=receipt, status=status, stop=stop_record, updated_at=at)
 
+    from shiftgit.runs.contract import fenced
+
+    fenced(store, run)  # a holder of an older owner epoch finishes nothing
     store.update(run, change)
     if store.active_run({}) == run:
         store.set_active(None)
