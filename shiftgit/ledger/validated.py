@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
@@ -24,10 +25,39 @@ WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a
 
 def blob_ids(data: bytes) -> tuple[str, str]:
     """The git blob ids of `data` in a sha1 and in a sha256 repository."""
-    import hashlib  # here, not at the top: the gate imports this module and rarely hashes
-
+    sha1, sha256 = _hashes()
     header = b"blob %d\0" % len(data)
-    return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
+    return sha1(header + data).hexdigest(), sha256(header + data).hexdigest()
+
+
+def sha256(data: bytes) -> Any:
+    """hashlib.sha256, from CPython's own module when it has it (see `_hashes`)."""
+    return _hashes()[1](data)
+
+
+def _hashes() -> tuple[Any, Any]:
+    """sha1 and sha256 from CPython's own modules when it has them: hashlib loads OpenSSL first, about a tenth of
+    a Python start-up, and every agent hook reads a ledger (the same digests either way). Looked up once."""
+    if not _FOUND:
+        _FOUND.append(_find_hashes())
+    return _FOUND[0]
+
+
+_FOUND: list[tuple[Any, Any]] = []
+
+
+def _find_hashes() -> tuple[Any, Any]:
+    try:
+        from _sha1 import sha1
+        try:
+            from _sha2 import sha256  # 3.12 and later
+        except ImportError:
+            from _sha256 import sha256
+        return sha1, sha256
+    except ImportError:
+        import hashlib
+
+        return hashlib.sha1, hashlib.sha256
 
 
 def blob_id(data: bytes, *, sha256: bool = False) -> str:
