@@ -194,5 +194,5 @@ def test_no_agent_hook_imports_click_jsonschema_pygit2_or_the_model(run_repo: Re
     assert not HEAVY & imported("claude", "stop", payload(run_repo, "Stop", stop_hook_active=False))
     path = run_repo.ledger_path("demo")
     path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
-    assert "jsonschema" in imported("claude", "stop", payload(run_repo, "Stop"))  # so they are checked once
-    assert "jsonschema" not in imported("claude", "stop", payload(run_repo, "Stop"))
+    assert "shiftgit.ledger.quickschema" in imported("claude", "stop", payload(run_repo, "Stop"))  # checked once
+    assert "shiftgit.ledger.quickschema" not in imported("claude", "stop", payload(run_repo, "Stop"))

@@ -60,8 +60,20 @@ def _find_hashes() -> tuple[Any, Any]:
         return hashlib.sha1, hashlib.sha256
 
 
+def blob_id(data: bytes, *, sha256: bool = False) -> str:
+    """The git blob id of `data` in a sha1 (default) or a sha256 repository."""
+    import hashlib
+
+    digest = hashlib.sha256 if sha256 else hashlib.sha1
+    return digest(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def path(git_dir: str | Path) -> Path:
-    return Path(git_dir, "shift", NAME)
+    return Path(_file(git_dir))
+
+
+def _file(git_dir: str | Path) -> str:
+    return os.path.join(git_dir, "shift", NAME)  # os.path: `status` asks once per run
 
 
 def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
@@ -76,10 +88,10 @@ def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False)
         after = os.fstat(fd)
     finally:
         os.close(fd)
-    hit = _READ.get(str(target))
+    hit = _READ.get(_file(git_dir))
     if hit is not None and hit[0] == before:  # what this process read, plus what it added: no read again
         hit[1].update(lines.decode().split())
-        _READ[str(target)] = (_key(after), hit[1])
+        _READ[_file(git_dir)] = (_key(after), hit[1])
     if after.st_size > MAX_BYTES:
         _trim(target)
 
@@ -97,12 +109,12 @@ def _trim(target: Path) -> None:
 
 def is_known(git_dir: str | Path, data: bytes) -> bool:
     """Whether these exact bytes were validated (or written) by shiftgit in this worktree."""
-    return blob_ids(data)[0] in known(git_dir)
+    return blob_id(data) in known(git_dir)
 
 
 def is_written(git_dir: str | Path, data: bytes) -> bool:
     """Whether shiftgit itself wrote these exact bytes (redacted) in this worktree."""
-    return WRITTEN + blob_ids(data)[0] in known(git_dir)
+    return WRITTEN + blob_id(data) in known(git_dir)
 
 
 def config_id(data: bytes) -> str:
@@ -132,14 +144,15 @@ def known(git_dir: str | Path) -> set[str]:
 
     The set is shared: do not change it.
     """
-    target = path(git_dir)
+    target = _file(git_dir)
     try:
         key = _key(os.stat(target))
-        hit = _READ.get(str(target))
+        hit = _READ.get(target)
         if hit is not None and hit[0] == key:
             return hit[1]
-        ids = set(target.read_text("ascii", "replace").split())
+        with open(target, encoding="ascii", errors="replace") as handle:
+            ids = set(handle.read().split())
     except FileNotFoundError:
         return set()
-    _READ[str(target)] = (key, ids)  # read after the stat: never older than the key says
+    _READ[target] = (key, ids)  # read after the stat: never older than the key says
     return ids
