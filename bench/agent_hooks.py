@@ -16,8 +16,9 @@ between them untimed (an edit, `shiftgit checkpoint`, one more turn in the trans
 
 Medians over the rounds; start-ups are the median of each round's time over that round's `python -c pass`.
 Once per round too, `shiftgit context save --from` a generated transcript of BIG-MB megabytes.
-Reports Python's start-up time and the load average beside the figures. A conversation save a hook hands
-to a background process (agents/background.py) is waited for, untimed, before the next step.
+Reports Python's start-up time and the load average beside the figures. What a hook hands to a background
+process (agents/background.py: an automatic checkpoint, a session end's conversation) is waited for, untimed,
+before the next step, as the agent's next hook waits for it.
 With `--base CHECKOUT` (another shiftgit checkout, e.g. main's), the same steps run in a second repository
 with that code, interleaved step by step (the order alternating per round), and both columns are printed.
 """

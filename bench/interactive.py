@@ -1,7 +1,7 @@
 """What the interactive commands cost at small size and at scale, in start-ups of this Python.
 
     python bench/interactive.py [--rounds 15] [--runs 1000] [--effects 1000] [--commits 10000] [--files 1000]
-                                [--quick]
+                                [--base CHECKOUT] [--quick]
 
 Builds throw-away repositories (isolated from the machine's git config), then every round times,
 interleaved, each command below and `<this python> -c pass`; a figure is the median over the rounds
@@ -10,10 +10,16 @@ of (command time / that round's `python -c pass`), with the spread (lowest and h
 - `shiftgit --version`;
 - `status` with 1 run and with RUNS runs, beside its reference: reading the RUNS ledgers' JSON alone
   (a Python process that globs, reads and parses them);
-- `show`, and `checkpoint` after one edit and after editing FILES files (edits not timed);
-- `effect run -- true` with 10 recorded effects and with EFFECTS (every round adds one effect);
+- `show`, and `checkpoint` after one edit and after editing FILES files (edits not timed), beside what
+  git alone takes to hash those FILES files into a copy of the index and write the tree;
+- `effect run -- true` with 10 recorded effects and with EFFECTS (every round adds one effect), and
+  `check -- true` (what shiftgit adds to the command it runs: `true` itself costs next to nothing);
 - `log -n 20` with 100 and with COMMITS old commits (each with a note) under 25 checkpointed ones, and
   `log -n 1` there.
+
+`--base CHECKOUT` times every shiftgit command a second time, interleaved, with the package of another
+checkout (e.g. `/work/main`: its `shiftgit/` first on PYTHONPATH, its bytecode kept out of that tree),
+on the same repositories: "before" and "after" at the same load.
 
 `--quick` (what CI runs, no timing judged): tiny sizes, two rounds, checks every command still works.
 """
@@ -34,6 +40,9 @@ from _common import SG, compile_bytecode, isolate, parse, scale
 
 from shiftgit.git.notes import write_notes  # noqa: E402
 
+# What any snapshot of the changed files costs git alone: hash them into a copy of the index, write the tree.
+GIT_SNAPSHOT = ("cp .git/index .git/bench.idx && GIT_INDEX_FILE=.git/bench.idx git add -A && "
+                "GIT_INDEX_FILE=.git/bench.idx git write-tree >/dev/null; rm -f .git/bench.idx")
 READ_JSON = ("import glob, json\nfor p in glob.glob('.shift/runs/*/ledger.json'):\n"
              "    with open(p, 'rb') as f:\n        json.loads(f.read())\n")
 
@@ -45,9 +54,9 @@ def run(cwd: Path, *argv: str, data: str | None = None) -> str:
     return proc.stdout
 
 
-def timed(cwd: Path, argv: list[str]) -> float:
+def timed(cwd: Path, argv: list[str], env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, env=env)
     took = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout!r}\n{proc.stderr!r}")
@@ -134,6 +143,7 @@ def main() -> None:
     parser.add_argument("--effects", type=int, default=1000)
     parser.add_argument("--commits", type=int, default=10_000)
     parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--base", type=Path, help="another checkout whose shiftgit/ is timed beside this one's")
     args = parse(parser, rounds=2, runs=5, effects=5, commits=30, files=5)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
@@ -153,28 +163,53 @@ def main() -> None:
             "show, 1 run": (small, [*SG, "show"]),
             "checkpoint, 1 changed file": (small, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
             f"checkpoint, {args.files} changed files": (files, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
+            f"  reference: git add -A + write-tree, {args.files} changed files": (files, ["sh", "-c", GIT_SNAPSHOT]),
             f"status, {args.runs} runs": (runs, [*SG, "status"]),
             f"  reference: read {args.runs} ledgers JSON": (runs, [py, "-c", READ_JSON]),
             "effect run, 10 effects": (few, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
                                               "--repeatable", "-q", "--", "true"]),
+            "check -- true, 1 run": (small, [*SG, "check", "--name", "bench", "-q", "--", "true"]),
             f"effect run, {args.effects} effects": (many, [*SG, "effect", "run", "--key", "k{i}", "--kind", "job",
                                                            "--repeatable", "-q", "--", "true"]),
             "log -n 20, 100 commits": (short, [*SG, "log", "-n", "20"]),
             f"log -n 20, {args.commits} commits": (long, [*SG, "log", "-n", "20"]),
             f"log -n 1, {args.commits} commits": (long, [*SG, "log", "-n", "1"]),
         }
+        envs: dict[str, dict[str, str] | None] = {name: None for name in cases}
+        if args.base is not None:  # each command's base row right after it
+            env = base_env(args.base.resolve(), base / "base-pycache")
+            paired: dict[str, tuple[Path, list[str]]] = {}
+            for name, (cwd, argv) in cases.items():
+                paired[name] = (cwd, argv)
+                if argv[:len(SG)] == SG:
+                    paired[f"  base: {name}"], envs[f"  base: {name}"] = (cwd, argv), env
+            cases = paired
         ratios: dict[str, list[float]] = {name: [] for name in cases}
         unit: list[float] = []
         for i in range(args.rounds + 1):  # round 0 warms the caches up and is not counted
-            (small / "work.txt").write_text(f"{i}\n")  # what the checkpoints record (not timed)
-            touch(files, args.files, f"round {i}")
-            took = {name: timed(cwd, [a.replace("{i}", str(i)) for a in argv]) for name, (cwd, argv) in cases.items()}
+            took = {}
+            for name, (cwd, argv) in cases.items():
+                if name.endswith("1 changed file"):  # what the checkpoints record (not timed)
+                    (small / "work.txt").write_text(f"{name} {i}\n")
+                elif name.endswith("changed files"):
+                    touch(files, args.files, f"{name} round {i}")
+                tag = f"b{i}" if name.startswith("  base:") else str(i)  # its own effect keys, checkpoint steps
+                took[name] = timed(cwd, [a.replace("{i}", tag) for a in argv], envs[name])
             if i:
                 unit.append(took["python -c pass"])
                 for name, seconds in took.items():
                     ratios[name].append(seconds / took["python -c pass"])
         load_after = os.getloadavg()
     report(ratios, unit, args, load_before, load_after)
+
+
+def base_env(checkout: Path, pycache: Path) -> dict[str, str]:
+    """The environment that runs CHECKOUT's shiftgit (bytecode compiled once, kept under PYCACHE)."""
+    if not (checkout / "shiftgit" / "__init__.py").is_file():
+        raise SystemExit(f"--base {checkout}: no shiftgit/ package there")
+    env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONPYCACHEPREFIX": str(pycache)}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(checkout / "shiftgit")], env=env, check=True)
+    return env
 
 
 def report(ratios: dict[str, list[float]], unit: list[float], args: argparse.Namespace,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_saves import settle
 from conftest import SG, Repo
 
 FAIL = [sys.executable, "-c", "import sys; print('1 failed'); sys.exit(1)"]
@@ -19,10 +20,14 @@ def payload(repo: Repo, event: str, **extra: Any) -> str:
                        "hook_event_name": event, **extra})
 
 
-def hook(repo: Repo, agent: str, event: str, body: str, *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def hook(repo: Repo, agent: str, event: str, body: str, *, cwd: Path | None = None,
+         wait: bool = True) -> subprocess.CompletedProcess[str]:
+    """`wait`: for what the hook handed to the background too (as the agent's next hook does)."""
     proc = subprocess.run([*SG, "hook", agent, event], cwd=cwd or repo.path, input=body, text=True,
                           capture_output=True, timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
+    if wait:
+        settle(repo.path)
     return proc
 
 
@@ -258,3 +263,26 @@ def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
                  'next action: "fix sub()", done when "test_sub passes"', 'step "found the sub bug"',
                  '"unit": exit 1', "1 file(s) changed since checkpoint #1 and not recorded: calc.py"):
         assert fact in text, fact
+
+
+def test_the_briefing_provenance_in_one_git_process_says_what_record_says(fresh: Repo) -> None:
+    """agents/brief.py reads who committed the ledger and whether it changed since from one `git log --raw`."""
+    from shiftgit.agents.brief import _provenance
+    from shiftgit.git.record import ledger_provenance
+    from shiftgit.ledger.store import Store
+    from shiftgit.repo import Repo as GitRepo
+
+    store = Store(GitRepo.open(str(fresh.path)))
+    rel = store.rel(store.ledger_path("demo"))
+    states = []
+    for change in ("committed", "edited", "committed again", "deleted"):
+        if change == "edited":
+            fresh.ok("checkpoint", "--step", "another step")
+        elif change == "committed again":
+            assert fresh.commit("another step").returncode == 0
+        elif change == "deleted":
+            (fresh.path / rel).unlink()
+        mine = _provenance(store, rel)
+        assert mine == ledger_provenance(store.repo, rel), change
+        states.append(mine.uncommitted)
+    assert states == [False, True, False, True]

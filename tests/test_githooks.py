@@ -361,7 +361,7 @@ def test_the_commit_path_imports_no_click_pygit2_or_jsonschema(run_repo: Repo) -
     path = run_repo.ledger_path("demo")
     path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
     run_repo.git("add", "-A")
-    assert "jsonschema" in imported(run_repo, "pre-commit")  # so the gate validates them
-    assert "jsonschema" not in imported(run_repo, "pre-commit")  # and remembers it did
+    assert "shiftgit.ledger.quickschema" in imported(run_repo, "pre-commit")  # so the gate validates them
+    assert "shiftgit.ledger.quickschema" not in imported(run_repo, "pre-commit")  # and remembers it did
     assert run_repo.commit("light").returncode == 0
     assert not heavy & imported(run_repo, "post-commit")

@@ -1,101 +1,183 @@
-"""The conversation save at session end, handed to a detached process for a large transcript.
+"""What a pre-compact or session-end hook hands to a detached process: the automatic checkpoint and the conversation.
 
-Reading and compacting a transcript of BACKGROUND_BYTES or more costs an agent more than a Python start-up
-(agents/autosave.py), and Codex gives a session-end hook 3 s; so that hook records its checkpoint, closes the
-session, starts
-`python -m shiftgit.agents.background ROOT RUN AGENT SESSION TURN TRANSCRIPT STAMP` (its own session,
-stdio on /dev/null, as git/publish.py's publisher) and returns. A smaller transcript is saved in the hook, and
-so is every pre-compact one (the conversation is stored when the hook returns, before the agent compacts).
+Judging whether a checkpoint is due costs a hook half a Python start-up, recording one about five (the ledger
+model, some twenty git processes), compacting a large transcript one or more; an agent hook's budget is three
+(agents/saves.py). So the hook takes the run's save lock (agents/savelock.py), writes the job to
+`<git-dir>/shift/agents/pending-<run>.json`, starts `python -m shiftgit.agents.background ROOT RUN FD` (its own
+session, stdio on /dev/null, as git/publish.py's publisher) with the lock's descriptor FD, and returns: the lock is
+held without a gap from the hook to the end of the job. The job (`run_job`): the checkpoint, when the tree, HEAD or
+the evidence differ from the latest one (agents/autosave.py); the conversation, from the transcript as it was when
+the hook ran (a JSONL transcript is read up to the size it had then: agents only append to those), unless that
+text is saved already; its stamp; the pending file last.
 
 Nothing is lost when that process dies (killed, the machine off):
-- one save per run at a time: each holds `<git-dir>/shift/agents/context-<run>.lock` (flock: the kernel
-  lets go of it when the process dies); the file names the holder's pid;
-- the ref moves by compare-and-swap (git/shiftrefs.py: update-ref with the old value, again on a race);
-- the run's stamp in `context-saves.json` is written last, under the lock. A save that died leaves the old
-  stamp, so the next session end or pre-compact saves again (`shiftgit context save` does too); one whose
-  commit landed but whose stamp did not finds the same text and stores nothing.
-`wait` lets a reader (`context show`) see a save in progress through. Failures go to the hook log.
+- the kernel lets go of the flock; the pending file stays, and the next hook of the run (end of turn, session
+  start, pre-compact, session end) or `shiftgit context save` runs the job again in place, under the lock, before
+  anything else (`finish_pending`). The end-of-turn hold therefore judges the tree after the job, as when the hook
+  recorded the checkpoint itself, and a reader (`context show`) waits for a job in progress;
+- every step is idempotent: the checkpoint is only recorded while something still differs; the ref moves by
+  compare-and-swap (git/shiftrefs.py); the run's stamp in `context-saves.json` is written after the save, and a
+  save whose commit landed but whose stamp did not finds the same text and stores nothing.
+Failures go to the hook log.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
+from shiftgit.agents import private
 from shiftgit.agents.savelock import LOCK_WAIT, Busy, lock, wait
 from shiftgit.errors import ShiftError
 from shiftgit.repo import Repo, clean_env
 
 if TYPE_CHECKING:
     from shiftgit.agents.context import Saved
-    from shiftgit.agents.transcripts import Transcript
     from shiftgit.ledger.store import Store
 
-BACKGROUND_BYTES = 256 * 1024
-PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"
-__all__ = ["BACKGROUND_BYTES", "LOCK_WAIT", "SEEN", "Busy", "lock", "main", "save_context", "start", "wait"]
+PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"  # test-only: "context-save" holds the job with the lock taken, nothing written
+__all__ = ["LOCK_WAIT", "SEEN", "Busy", "Job", "finish_pending", "hand_off", "lock", "main",
+           "run_job", "wait"]
 SEEN = "context-saves.json"  # per run, the stamp of the last saved conversation (agents/private.py)
-Logger = Callable[[str], None]  # test-only: "context-save" holds the process with the lock taken
+Logger = Callable[[str], None]
 
 
-def start(repo: Repo, run: str, *, agent: str, session: str, turn: int, transcript: Path, stamp: str) -> bool:
-    """Start the detached save; False when it could not start (the caller saves in place)."""
-    argv = [sys.executable, "-m", "shiftgit.agents.background", str(repo.root), run, agent, session, str(turn),
-            str(transcript), stamp]
+class Job(NamedTuple):
+    """One hook's saves: its checkpoint (`checkpoint`: one was due when the hook looked) and its conversation."""
+
+    run: str
+    agent: str
+    event: str
+    session: str
+    turn: int
+    checkpoint: bool = False
+    transcript: str | None = None
+    size: int | None = None  # the transcript's size when the hook ran
+    file_stamp: str | None = None  # its state then (agents/autosave.py)
+
+    @classmethod
+    def load(cls, data: dict[str, Any]) -> Job | None:
+        try:
+            job = cls(**{k: data[k] for k in cls._fields if k in data})
+        except TypeError:
+            return None
+        ok = all(isinstance(getattr(job, k), str) for k in ("run", "agent", "event", "session"))
+        return job if ok and isinstance(job.turn, int) else None
+
+
+def pending_path(repo: Repo, run: str) -> Path:
+    return private.path(repo, f"pending-{run}.json")
+
+
+def hand_off(store: Store, job: Job, handle: IO[str]) -> bool:
+    """Under the run's save lock (`handle`): write the job, start the detached process that holds the lock on and
+    runs it. False when it could not start (the job file is gone again: the caller does the work in place)."""
+    pending = pending_path(store.repo, job.run)
+    private.write(pending, job._asdict())
+    handle.seek(0)
+    handle.truncate(0)  # the child writes its pid
+    handle.flush()
+    fd = handle.fileno()
+    argv = [sys.executable, "-m", "shiftgit.agents.background", str(store.repo.root), job.run, str(fd)]
     try:
-        subprocess.Popen(argv, cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=clean_env())
+        subprocess.Popen(argv, cwd=store.repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, pass_fds=(fd,),
+                         env=clean_env())
     except OSError:
+        pending.unlink(missing_ok=True)
         return False
     return True
 
 
-def save_context(store: Store, run: str, path: Path, *, agent: str, session: str, turn: int, stamp: str,
-                 log: Logger, parsed: Callable[[], Transcript] | None = None,
-                 pause: Callable[[], None] | None = None, wait: float | None = None) -> Saved | None:
-    """Under the run's save lock: store the conversation, then its stamp (agents/background.py says why in this
-    order). Skipped when a save that ran meanwhile stored this stamp already. An unreadable transcript is logged."""
-    from shiftgit.agents import context, private
+def finish_pending(store: Store, run: str, log: Logger, seconds: float = LOCK_WAIT) -> list[str]:
+    """Wait for the run's job in progress; run in place one whose process died. Busy after `seconds`."""
+    if not pending_path(store.repo, run).exists():
+        return []
+    with lock(store.repo, run, seconds):
+        return finish_locked(store, run, log)
 
-    with lock(store.repo, run, LOCK_WAIT if wait is None else wait):
-        if private.read(private.path(store.repo, SEEN)).get(run) == stamp:
-            return None
-        if pause is not None:
-            pause()
-        try:
-            transcript = parsed() if parsed is not None else None
-            saved = context.save(store, run, path, session=session, agent=agent, turn=turn, parsed=transcript)
-        except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
-            log(f"conversation not saved: {exc}")
-            return None
-        seen = private.read(private.path(store.repo, SEEN))
-        private.write(private.path(store.repo, SEEN), {**{k: v for k, v in seen.items() if k != run}, run: stamp})
-        return saved
+
+def finish_locked(store: Store, run: str, log: Logger) -> list[str]:
+    """With the run's save lock held: a job left pending (its process died) is run now."""
+    pending = pending_path(store.repo, run)
+    data = private.read(pending)
+    job = Job.load(data) if data else None
+    if job is None or job.run != run:
+        pending.unlink(missing_ok=True)
+        return []
+    log(f"redoing the {job.event} save that a background process left unfinished")
+    try:
+        return run_job(store, job, log)
+    except Exception as exc:  # failed twice: given up (the work stays in the tree; the hold still asks for it)
+        pending.unlink(missing_ok=True)
+        log(f"gave up the {job.event} save left unfinished: {exc!r}")
+        return []
+
+
+def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | None = None) -> list[str]:
+    """The job, with the run's save lock held: checkpoint, conversation and its stamp, then the pending file goes.
+    Returns notes for the human."""
+    from shiftgit.agents import autosave
+
+    if pause is not None:
+        pause()
+    notes = [autosave.checkpoint(store, job.run, job.event, job.session, job.turn) if job.checkpoint else None]
+    if job.transcript and job.file_stamp:
+        saved = _save_locked(store, job.run, Path(job.transcript), agent=job.agent, session=job.session,
+                             turn=job.turn, stamp=autosave.stamp(store, job.run, job.file_stamp), log=log,
+                             size=job.size)
+        notes.append(None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})")
+    pending_path(store.repo, job.run).unlink(missing_ok=True)
+    return [n for n in notes if n]
+
+
+def _save_locked(store: Store, run: str, path: Path, *, agent: str, session: str, turn: int, stamp: str,
+                 log: Logger, size: int | None = None) -> Saved | None:
+    """Skipped when a save that ran meanwhile stored this stamp already. An unreadable transcript is logged."""
+    from shiftgit.agents import context
+
+    if private.read(private.path(store.repo, SEEN)).get(run) == stamp:
+        return None
+    try:
+        saved = context.save(store, run, path, session=session, agent=agent, turn=turn, size=size)
+    except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
+        log(f"conversation not saved: {exc}")
+        return None
+    seen = private.read(private.path(store.repo, SEEN))
+    private.write(private.path(store.repo, SEEN), {**{k: v for k, v in seen.items() if k != run}, run: stamp})
+    return saved
 
 
 def main(argv: list[str]) -> int:
-    """The detached process: the save of agents/autosave.py, logged to the hook log."""
+    """The detached process: the run's pending job, under the lock the hook handed over; logged to the hook log."""
     from shiftgit.agents.hooklog import log
     from shiftgit.ledger.store import Store
 
-    root, run, agent, session, turn, transcript, stamp = argv
+    root, run, fd = argv
     repo = Repo.open(root)
-    event = "context-save"
+    with os.fdopen(int(fd), "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # the hook's: held already (the same open file)
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        data = private.read(pending_path(repo, run))
+        job = Job.load(data) if data else None
+        if job is None:
+            return 0
 
-    def say(message: str) -> None:
-        log(repo, agent, event, message)
+        def say(message: str) -> None:
+            log(repo, job.agent, f"{job.event} (background)", message)
 
-    try:
-        save_context(Store(repo), run, Path(transcript), agent=agent, session=session, turn=int(turn),
-                              stamp=stamp, log=say, pause=_pause)
-    except (ShiftError, Busy, OSError) as exc:
-        say(f"conversation not saved: {exc}")
-        return 1
+        try:
+            run_job(Store(repo), job, say, pause=_pause)
+        except Exception as exc:  # the job stays pending: the next hook runs it again
+            say(f"not saved: {exc!r}")
+            return 1
     return 0
 
 

@@ -17,7 +17,6 @@ the size of the recent tool outputs, never a constraint or a decision.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -126,12 +125,14 @@ def _render_turn(number: int, turn: list[Entry], names: dict[str, str], result_c
 
 
 def _stubs(turns: list[list[Entry]], names: dict[str, str]) -> list[str]:
+    from shiftgit.ledger.validated import sha256  # CPython's own: no OpenSSL load in a pre-compact hook
+
     calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
     stubs = []
     for entry in (e for t in turns for e in t if e.kind == "result"):
         call = calls.get(entry.call_id)
         args = call.args if call else ""
-        digest = hashlib.sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
         tool = names.get(entry.call_id) or entry.tool or "tool"
         stubs.append(f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
                      f"{_one_line(_last_line(entry.text), STUB_ARGS)}")

@@ -12,7 +12,6 @@ Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -65,24 +64,53 @@ def _count(value: Any, least: int, default: int) -> int:
 
 
 def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
-         turn: int | None = None, parsed: Transcript | None = None) -> Saved | None:
-    """Compact the transcript at `path` (`parsed`: already read) and store it; None when the stored text
-    is already this one. An unreadable or unknown transcript raises UsageError before anything is written."""
-    transcript = parsed if parsed is not None else read(path)
+         turn: int | None = None, parsed: Transcript | None = None, size: int | None = None) -> Saved | None:
+    """Compact the transcript at `path` (`parsed`: already read; `size`: its first bytes only, agents/transcripts.py)
+    and store it; None when the stored text is already this one. An unreadable or unknown transcript raises
+    UsageError before anything is written. The ref's tip and the signing config are read by a thread meanwhile:
+    their git processes run beside the parsing (a pre-compact hook waits for all of it)."""
+    ahead = _Ahead(store, run)
+    transcript = parsed if parsed is not None else read(path, size)
     document = store.document(run)  # an unknown or broken run fails here, before any write
     text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
-    last = shiftrefs.tip(store.repo, ref(run), TEXT)
+    last = ahead.tip()
     if last.file is not None and last.file.decode("utf-8", "replace") == text:
         return None
     who = session or transcript.session
     meta = {"run": run, "format": transcript.format, "agent": agent or transcript.format, "session": who,
             "turn": turn, "saved_at": _now(), "entries": len(transcript.entries), "chars": len(text),
-            "transcript_bytes": path.stat().st_size, "unreadable_lines": transcript.skipped}
+            "transcript_bytes": size if size is not None else path.stat().st_size,
+            "unreadable_lines": transcript.skipped}
     message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
                f"{_json(meta)}")
     commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "").commit
     _publish(store)
     return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
+
+
+class _Ahead:
+    """`shiftrefs.tip` of the run's context ref and `Repo.signs` (cached), in a thread started at once."""
+
+    def __init__(self, store: Store, run: str) -> None:
+        import threading
+
+        self.store, self.run = store, run
+        self.result: shiftrefs.Tip | BaseException | None = None
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            self.result = shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
+            self.store.repo.signs()
+        except BaseException as exc:  # raised in the caller's thread
+            self.result = exc if self.result is None else self.result
+
+    def tip(self) -> shiftrefs.Tip:
+        self.thread.join()
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result if self.result is not None else shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
 
 
 def _publish(store: Store) -> None:
@@ -200,4 +228,7 @@ def _json(data: Mapping[str, Any]) -> str:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    """UTC now, as datetime's isoformat(timespec="seconds") writes it (without importing datetime)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())

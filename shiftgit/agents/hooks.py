@@ -7,8 +7,10 @@ each event does):
   joins the ledger's `sessions` list;
 - gate (stop / after-agent): hold the agent once while its work is not recorded (agents/hold.py), never
   when the agent is already continuing because of a stop hook; a turn the gate lets end is counted;
-- save / end (pre-compact / session-end): record a checkpoint when something changed and the compacted
-  conversation (agents/autosave.py); session end also closes the session's entry.
+- save / end (pre-compact / session-end): a checkpoint when something changed and the compacted conversation,
+  handed to a background job (agents/saves.py; pre-compact saves the conversation in the hook first); session end
+  also closes the session's entry. A session start or an end of turn first waits for such a job of its run, or
+  redoes one whose process died (`_settle`): it then reads what it would have read had the hook done it all.
 They fail open: any error exits 0 with nothing blocking, and is logged to <git-dir>/shift/hooks.log; so
 does an agent version whose major number shiftgit does not know (agents/versions.py).
 They never run a recorded command. The hot path (the gate) imports no click, jsonschema, pygit2 or
@@ -25,6 +27,8 @@ from typing import IO, Any, NamedTuple
 from shiftgit.agents.events import EVENTS
 from shiftgit.agents.hooklog import LOG_LIMIT, log
 from shiftgit.repo import Repo
+
+GATE_WAIT = 20.0  # seconds a session start or an end of turn waits for a background save of its run
 
 __all__ = ["LOG_LIMIT", "Answer", "Payload", "log", "main"]
 
@@ -118,13 +122,13 @@ def handle(agent: str, event: str, payload: Payload, repo: Repo | None) -> Answe
         if not version.known:  # fail open: an input or answer format shiftgit does not know never blocks
             return None
         return end_of_turn(store, run, agent, payload)
-    from shiftgit.agents import autosave, sessions
+    from shiftgit.agents import saves, sessions
 
     done = sessions.note(repo, run, agent, payload.session, transcript=payload.transcript)
     turn = max(done, 1) if kind == "end" else done + 1  # the turn in progress; at the end, the last one
-    note = autosave.save(store, run, agent=agent, event=event, session=payload.session, turn=turn,
-                         transcript=payload.transcript, ending=kind == "end",
-                         log=lambda m: log(repo, agent, event, m))
+    note = saves.save(store, run, agent=agent, event=event, session=payload.session, turn=turn,
+                      transcript=payload.transcript, ending=kind == "end",
+                      log=lambda m: log(repo, agent, event, m))
     return Answer(note=note) if note else None
 
 
@@ -153,6 +157,7 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked
     from shiftgit.agents.hold import shiftgit_command
     from shiftgit.errors import ShiftError
 
+    _settle(store, run, agent, event)
     context = session_context(store, run, agent=agent, log=lambda m: log(store.repo, agent, event, m),
                               shiftgit=shiftgit_command(store.repo), picked=picked, made_for=made_for)
     try:
@@ -166,12 +171,31 @@ def brief(store: Any, run: str, agent: str, event: str, payload: Payload, picked
 def end_of_turn(store: Any, run: str, agent: str, payload: Payload) -> Answer | None:
     from shiftgit.agents import hold, sessions
 
+    _settle(store, run, agent, "end-of-turn")
     verdict = hold.gate(store, run, key=f"{agent}:{payload.session}", stop_hook_active=payload.stop_hook_active)
     if verdict.ends_turn:
         sessions.note(store.repo, run, agent, payload.session, transcript=payload.transcript, turn=True)
     if verdict.block is not None:
         return Answer(block=verdict.block)
     return Answer(note=verdict.note) if verdict.note else None
+
+
+def _settle(store: Any, run: str, agent: str, event: str) -> None:
+    """A save a pre-compact or session-end hook handed to the background is waited for (or, its process dead,
+    done now): what this hook reads is then what the agent would read had that hook done it itself."""
+    from shiftgit.agents import private
+
+    if not private.path(store.repo, f"pending-{run}.json").exists():  # the usual case: nothing to import
+        return
+    from shiftgit.agents import background
+
+    def say(message: str) -> None:
+        log(store.repo, agent, event, message)
+
+    try:
+        background.finish_pending(store, run, say, GATE_WAIT)
+    except background.Busy as exc:
+        say(f"went on without the save in progress: {exc}")
 
 
 def render(agent: str, answer: Answer | None) -> str:

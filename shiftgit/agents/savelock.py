@@ -29,8 +29,9 @@ def lock_path(repo: Repo, run: str) -> Path:
 
 
 @contextmanager
-def lock(repo: Repo, run: str, wait: float = LOCK_WAIT) -> Iterator[None]:
-    """Hold the run's save lock (Busy after `wait` seconds); the file then names this process."""
+def lock(repo: Repo, run: str, wait: float = LOCK_WAIT) -> Iterator[IO[str]]:
+    """Hold the run's save lock (Busy after `wait` seconds); the file then names this process. The open file
+    is yielded: a child given its descriptor (agents/background.py) holds the lock on after this process left."""
     path = lock_path(repo, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:
@@ -39,7 +40,7 @@ def lock(repo: Repo, run: str, wait: float = LOCK_WAIT) -> Iterator[None]:
         handle.truncate(0)
         handle.write(f"{os.getpid()}\n")
         handle.flush()
-        yield
+        yield handle
 
 
 def _take(handle: IO[str], wait: float) -> bool:

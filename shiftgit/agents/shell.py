@@ -7,17 +7,16 @@ shiftgit command names it the way a login shell started from here would find it:
 when that finds this very installation, else the interpreter running this hook with `-m shiftgit`.
 
 The probe starts one login shell (bounded); its answer is kept in the git dir per environment (PATH,
-HOME, interpreter, and the login profiles' modification times), so a hook pays for it once.
+HOME, interpreter, and the login profiles' modification times), so a hook pays for it once. A hook with the
+answer cached imports no shutil, shlex or hashlib (an agent hook's budget, agents/hooks.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shlex
-import shutil
 import subprocess
 import sys
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -36,6 +35,8 @@ def invocation(cache: Path | None = None, environ: Mapping[str, str] | None = No
     known = {k: v for k, v in private.read(cache).items() if isinstance(v, str)} if cache else {}
     if key in known:
         return known[key]
+    import shlex
+
     answer = "shiftgit" if _login_shell_finds_us(env) else f"{shlex.quote(sys.executable)} -m shiftgit"
     if cache is not None:
         private.write(cache, dict(list({**known, key: answer}.items())[-CACHE_KEPT:]))
@@ -49,8 +50,8 @@ def _key(env: Mapping[str, str]) -> str:
     """What the answer depends on: PATH, HOME, this interpreter, and when the login profiles last changed."""
     home = env.get("HOME", "")
     stamps = [str(_mtime(p.replace("~", home, 1) if p.startswith("~") else p)) for p in PROFILES]
-    facts = "\0".join((env.get("PATH", ""), home, sys.executable, *stamps))
-    return hashlib.sha256(facts.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    facts = "\0".join((env.get("PATH", ""), home, sys.executable, *stamps)).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(facts):08x}{zlib.adler32(facts):08x}{len(facts):x}"  # a cache key, not a secret
 
 
 def _mtime(path: str) -> int:
@@ -62,6 +63,8 @@ def _mtime(path: str) -> int:
 
 def _login_shell_finds_us(env: Mapping[str, str]) -> bool:
     """Whether `bash -lc` (else `sh -lc`) resolves `shiftgit` to the installation running now."""
+    import shutil
+
     shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("sh", path=env.get("PATH"))
     if shell is None:
         return False
@@ -78,6 +81,8 @@ def _is_ours(found: str, env: Mapping[str, str]) -> bool:
     """The login shell's `shiftgit` is the one on the hook's PATH, or sits beside this interpreter."""
     if not os.path.isabs(found):
         return False
+    import shutil
+
     mine = shutil.which("shiftgit", path=env.get("PATH"))
     same_file = mine is not None and os.path.realpath(found) == os.path.realpath(mine)
     return same_file or os.path.dirname(found) == os.path.dirname(sys.executable)

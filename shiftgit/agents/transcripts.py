@@ -48,14 +48,19 @@ class Transcript(NamedTuple):
     skipped: int  # lines that were not JSON (a line being written, say)
 
 
-def read(path: Path) -> Transcript:
-    """Parse a transcript file; UsageError (one line) when it cannot be read or is not a known format."""
+def read(path: Path, size: int | None = None) -> Transcript:
+    """Parse a transcript file; UsageError (one line) when it cannot be read or is not a known format.
+
+    `size`: only the first bytes, when they end a line (a JSONL transcript as it was then: agents append to
+    those); else the whole file (a Gemini CLI chat is rewritten whole)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read transcript {path}: {exc.strerror or exc}; pass an existing file "
                          "with --from") from None
-    return parse(text, str(path))
+    if size is not None and 0 < size < len(data) and data[size - 1:size] == b"\n":
+        data = data[:size]
+    return parse(data.decode("utf-8", errors="replace"), str(path))
 
 
 def parse(text: str, where: str = "transcript") -> Transcript:

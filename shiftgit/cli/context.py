@@ -35,7 +35,7 @@ def context_save(run_id: str | None, source: Path | None, as_json: bool) -> None
       shiftgit context save --from ~/.claude/projects/-home-me-calc/3f2a....jsonl
     """
     from shiftgit.agents import context as core
-    from shiftgit.agents import sessions
+    from shiftgit.agents import saves, sessions
     from shiftgit.errors import UsageError
 
     store = _store()
@@ -46,7 +46,7 @@ def context_save(run_id: str | None, source: Path | None, as_json: bool) -> None
             raise UsageError(f"no agent session of run {run!r} reported a transcript here; name one with "
                              "`shiftgit context save --from TRANSCRIPT`")
         source = Path(found)
-    saved = core.save(store, run, source)
+    saved = saves.context_save(store, run, source)  # a save an agent hook left unfinished first
     if as_json:
         emit({"run": run, "saved": saved is not None, "ref": core.ref(run),
               **(saved._asdict() if saved else {"commit": store.repo.ref(core.ref(run))})})

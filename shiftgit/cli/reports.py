@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -21,17 +22,19 @@ def status(as_json: bool) -> None:
     Example:
       shiftgit status --json
     """
-    from shiftgit.runs import render
+    from shiftgit.cli import quick
 
-    store = _store()
-    report = render.status_report(store)
-    if as_json:
-        emit(report)
-    else:
-        click.echo(render.status_text(report))
-    for line in render.errors(report):
-        click.echo(f"shiftgit: {line}", err=True)
-    sys.exit(render.exit_code(report))
+    sys.exit(_print(quick.status(as_json)))
+
+
+def _print(result: Any) -> int:
+    """Print what a report of cli/quick.py returns (the same bytes its click-free path prints); its exit code."""
+    for line in result.before:
+        click.echo(line, err=True)
+    click.echo(result.out)
+    for line in result.err:
+        click.echo(line, err=True)
+    return int(result.code)
 
 
 @click.command()
@@ -45,14 +48,9 @@ def show(run_id: str | None, as_json: bool, markdown: bool) -> None:
     Example:
       shiftgit show fix-login --markdown
     """
-    from shiftgit.runs import render
+    from shiftgit.cli import quick
 
-    store = _store()
-    ledger = store.read(resolve(store, run_id))
-    if as_json:
-        emit(ledger.to_dict())
-    else:
-        click.echo(terminal(render.markdown(ledger) if markdown else render.summary(ledger)))
+    _print(quick.show(run_id, as_json, markdown))
 
 
 @click.command()
@@ -98,16 +96,9 @@ def log_command(limit: int | None, milestones: bool, as_json: bool) -> None:
       shiftgit log --milestones
       shiftgit log --json
     """
-    from shiftgit.git import fetchstate, timeline
+    from shiftgit.cli import quick
 
-    store = _store()
-    entries = timeline.timeline(store, None if milestones else limit)
-    if milestones:
-        entries = [e for e in entries if e.get("milestone")][:limit]
-    emit(entries) if as_json else click.echo(timeline.render(entries))
-    hint = fetchstate.sync_hint(store.repo)
-    if hint:
-        click.echo(f"shiftgit: {hint}", err=True)
+    _print(quick.log(limit, milestones, as_json))
 
 
 # -- notes repair (issue 13: missing notes heal) -------------------------------------------------

@@ -14,11 +14,13 @@ from typing import Any, NamedTuple
 
 from shiftgit.git import ledgerref
 from shiftgit.git.notestree import CatFile
-from shiftgit.git.view import ledger_path
+from shiftgit.git.view import RUNS, ledger_path
 from shiftgit.ledger.store import Store, validate_run_id
+from shiftgit.ledger.validated import blob_id
 from shiftgit.repo import Repo, clean_env
 
 PREFERENCE = {"working": 2, "committed": 2, "published": 1}
+_LISTED = 16  # runs named to `ls-tree` one by one; more: the runs directory listed once (its subtrees)
 
 
 class Source(NamedTuple):
@@ -38,6 +40,7 @@ class Source(NamedTuple):
     committed_at: str | None = None
     ours: bool = True         # recorded by this clone
     epoch: int = 0            # the owner epoch its lease holds (a newer owner's record wins over a longer one)
+    document: dict[str, Any] | None = None  # DATA parsed (None: not JSON); unchecked: `Store.document` checks it
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "seq": self.seq, "host": self.host, "at": self.at, "ref": self.ref,
@@ -69,38 +72,96 @@ def candidates(store: Store, run: str) -> list[Source]:
 
 
 def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
-    """The records of many runs at once: one `for-each-ref` and one `cat-file --batch` in all."""
+    """The records of many runs at once: one `for-each-ref` and one `ls-tree` in all, and one
+    `cat-file --batch` only when a committed ledger differs from the work tree's or a run was published."""
     repo = store.repo
     tips = ledgerref.tips(repo)
     wanted = [(run, tips.get(run, [])) for run in runs]
-    names = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs]
+    working = store.ledger_files(runs)
+    blobs = _committed_blobs(repo, runs, working)
+    same = {run: _same_blob(working[run], blob) for run, blob in blobs.items()}
+    names = [blobs[run] for run in runs if run in blobs and not same[run]]
     names += [f"{tip.commit}:{ledgerref.FILE}" for _, found in wanted for tip in found]
-    with CatFile(repo.root, clean_env()) as cat:
-        answers = iter(cat.get(names))
-        committed = [next(answers) for _ in runs]
-        published = {tip.ref: answer for _, found in wanted for tip, answer in zip(found, answers, strict=False)}
+    answers: dict[str, bytes | None] = {}
+    if names:
+        with CatFile(repo.root, clean_env()) as cat:
+            for name, answer in zip(names, cat.get(names), strict=True):
+                answers[name] = answer[2] if answer is not None else None
+    published = {tip.ref: answers.get(f"{tip.commit}:{ledgerref.FILE}") for _, found in wanted for tip in found}
     clone = _clone_id(repo) if tips else None
-    return {run: _sources(store, run, found, head[2] if head else None, published, clone)
-            for (run, found), head in zip(wanted, committed, strict=True)}
+    out = {}
+    for run, found in wanted:
+        blob = blobs.get(run)
+        committed = None if blob is None else working[run] if same[run] else answers.get(blob)
+        out[run] = _sources(run, working[run], found, committed, published, clone)
+    return out
 
 
-def _sources(store: Store, run: str, tips: list[ledgerref.Tip], committed: bytes | None,
-             published: dict[str, tuple[str, str, bytes] | None], clone: str | None) -> list[Source]:
+def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | None]) -> dict[str, str]:
+    """Each run's ledger blob id as HEAD commits it (a run HEAD lacks is not in it), with one `ls-tree` of
+    the runs directory: a run directory whose tree id is the one a tree holding only this work tree's
+    ledger file would have holds exactly that file (its blob id is the working file's); any other is
+    looked up by path, once for all of them."""
+    if not runs:
+        return {}
+    paths = {ledger_path(validate_run_id(run)): run for run in runs}
+    found: dict[str, str] = {}
+    rest = list(paths)
+    if len(runs) > _LISTED:
+        out = repo.git("ls-tree", "--full-tree", "-z", "HEAD", "--", f"{RUNS}/", check=False)  # no HEAD: none
+        trees = {}
+        for entry in out.split("\0"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "tree":
+                trees[path.rpartition("/")[2]] = parts[2]
+        rest = []
+        for path, run in paths.items():
+            data, tree = working.get(run), trees.get(run)
+            if tree is None:
+                continue  # HEAD has no such directory, so no such file
+            blob = None if data is None else blob_id(data, sha256=len(tree) == 64)
+            if blob is not None and _tree_of(blob) == tree:
+                found[run] = blob
+            else:
+                rest.append(path)
+    if rest:
+        out = repo.git("ls-tree", "--full-tree", "-z", "HEAD", "--", *rest, check=False)
+        for entry in out.split("\0"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob" and path in paths:
+                found[paths[path]] = parts[2]
+    return found
+
+
+def _tree_of(blob: str) -> str:
+    """The id of a tree holding one file, `ledger.json` (mode 100644), with blob id BLOB."""
+    import hashlib
+
+    body = b"100644 " + ledgerref.FILE.encode() + b"\0" + bytes.fromhex(blob)
+    digest = hashlib.sha256 if len(blob) == 64 else hashlib.sha1
+    return digest(b"tree %d\0" % len(body) + body).hexdigest()
+
+
+def _same_blob(data: bytes | None, blob: str) -> bool:
+    """Whether DATA is the blob BLOB (hashed the way its repository hashes: sha1 or sha256)."""
+    return data is not None and blob_id(data, sha256=len(blob) == 64) == blob
+
+
+def _sources(run: str, working: bytes | None, tips: list[ledgerref.Tip], committed: bytes | None,
+             published: dict[str, bytes | None], clone: str | None) -> list[Source]:
     found: list[Source] = []
-    try:
-        working: bytes | None = store.ledger_path(run).read_bytes()
-    except FileNotFoundError:
-        working = None
     document = _document(working)  # parsed once for its seq and its time (and the committed one's, when equal)
     committed_seq = _seq(committed, document if committed == working else None)
     if working is not None:
         found.append(Source("committed" if working == committed else "working", _seq(working, document),
-                            _at(working, document), working, committed_seq, epoch=_epoch(working, document)))
+                            _at(working, document), working, committed_seq, epoch=_epoch(working, document),
+                            document=document))
     for tip in tips:
-        answer = published.get(tip.ref)
-        if answer is None:
+        data = published.get(tip.ref)
+        if data is None:
             continue
-        data = answer[2]
         found.append(Source("published", _seq(data), _at(data), data, committed_seq, ref=tip.ref, commit=tip.commit,
                             host=tip.host, clone=tip.clone, remote=tip.remote, author=tip.author,
                             committed_at=tip.committed_at, ours=tip.clone is None or tip.clone == clone,

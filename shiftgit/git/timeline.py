@@ -177,12 +177,12 @@ def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
     committed = _committed_checkpoints(store, runs) if head else {}
     entries = []
     for run in runs:
-        try:
-            point = store.read(run).checkpoint
+        try:  # the checked JSON, no model: what entry() reads is there (a left-out key reads as its default)
+            point = store.document(run, migrate=True).get("checkpoint")
         except ShiftError:
             continue  # `shiftgit status` and `validate` report a broken ledger
-        if point is not None and committed.get(run) != point.id:
-            entries.append(entry({**point.to_dict(), "run": run}, None, None))
+        if isinstance(point, dict) and committed.get(run) != point.get("id"):
+            entries.append(entry({**point, "run": run}, None, None))
     return sorted(entries, key=lambda e: str(e.get("at")), reverse=True)
 
 

@@ -8,17 +8,20 @@ minutes of many sessions add up and no stretch is counted twice.
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shiftgit.ledger.model import Ledger
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from shiftgit.ledger.model import Ledger
 
 IDLE_GAP_MINUTES = 30.0  # a longer gap between writes counts as idle, not as spend
 KINDS = ("minutes", "tokens", "cost")
 
 
 def _parse(text: str) -> dt.datetime:
+    import datetime as dt  # here: `status` uses this module for `number` alone
+
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
@@ -38,6 +41,8 @@ def accrue(before: Ledger, after: Ledger) -> Ledger:
     gap = gap_minutes(before.updated_at, after.updated_at)
     if gap <= 0:
         return after
+    from dataclasses import replace  # here: `status` uses this module and never builds a record
+
     return replace(after, spend=replace(after.spend, minutes=round(before.spend.minutes + gap, 3)))
 
 

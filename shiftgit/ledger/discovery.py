@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from shiftgit.errors import UsageError
 from shiftgit.repo import Repo
@@ -41,8 +40,7 @@ HOW_TO_PICK = "pick another with --run ID, SHIFT_RUN=ID or `shiftgit resume ID`"
 LISTED = 20
 
 
-@dataclass(frozen=True)
-class Pick:
+class Pick(NamedTuple):  # not a dataclass: `status` and `show` would import dataclasses for it alone
     """The run chosen, by which rule, and what to tell the user when it was picked among several."""
 
     run: str
@@ -53,8 +51,7 @@ class Pick:
         return {"run": self.run, "rule": self.rule, "note": self.note}
 
 
-@dataclass(frozen=True)
-class RunInfo:
+class RunInfo(NamedTuple):
     """What discovery needs from one ledger: its status and where it was checkpointed last."""
 
     run: str

@@ -5,26 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError
 from shiftgit.ledger.canonical import v1_to_v2
 from shiftgit.ledger.model import SCHEMA_VERSION, Ledger
+from shiftgit.ledger.quickschema import schema_text as schema_text  # defined there: no model needed
 
 # version -> function upgrading a document of that version to version + 1
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: v1_to_v2}
-
-
-def schema_text(name: str = "ledger.schema.json") -> str:
-    """The source checkout's `schema/` when run from one, else the copy shipped in the wheel."""
-    source = Path(__file__).resolve().parents[2] / "schema" / name
-    if source.is_file():
-        return source.read_text(encoding="utf-8")
-    from importlib.resources import files
-
-    return files("shiftgit.schemas").joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
@@ -43,7 +33,14 @@ def _json_path(error: Any) -> str:
 
 
 def schema_errors(document: Any, name: str = "ledger.schema.json") -> list[str]:
-    """Every schema error as 'JSON path: message', in document order."""
+    """Every schema error as 'JSON path: message', in document order.
+
+    A document quickschema vouches for has none; any other is judged by jsonschema (imported only then).
+    """
+    from shiftgit.ledger.quickschema import is_valid
+
+    if is_valid(document, name):
+        return []
     errors = sorted(_validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{_json_path(e)}: {e.message}" for e in errors]
 

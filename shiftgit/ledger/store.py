@@ -18,7 +18,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import incremental, validated
-from shiftgit.ledger.canonical import RUN_ID_PATTERN, SCHEMA_VERSION, canonical_bytes, current
+from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
+from shiftgit.ledger.runids import RUN_ID as _RUN_ID
+from shiftgit.ledger.runids import run_id_problem, validate_run_id
 from shiftgit.repo import SHIFT_DIR, Repo
 
-__all__ = ["Store", "run_id_problem", "storage_error", "validate_run_id", "write_atomic"]  # the last two: files.py
+__all__ = ["Store", "run_id_problem", "storage_error", "validate_run_id", "write_atomic"]  # runids.py, files.py
 
 if TYPE_CHECKING:
     from shiftgit.ledger.model import Ledger
@@ -40,30 +41,6 @@ ARCHIVE_REF = "refs/shift/archive"  # finished runs' final ledgers (git/archive.
 DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
                                   "trailers": True}
 GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
-_RUN_ID = re.compile(RUN_ID_PATTERN)
-# Names Windows reserves for devices, with or without an extension: a run dir named so cannot be checked out there.
-_RESERVED = frozenset(["con", "prn", "aux", "nul", *(f"{dev}{n}" for dev in ("com", "lpt") for n in range(10))])
-
-
-
-def run_id_problem(run: str) -> str | None:
-    """Why `run` cannot be a run id (its ledger dir and its refs, `refs/shift/*/<run>`), or None."""
-    if not _RUN_ID.match(run):
-        return "use 1-64 of a-z 0-9 . _ - , starting with a letter or digit"
-    if ".." in run or run.endswith((".", ".lock")):
-        return "git cannot name a ref with `..` in it or ending in `.` or `.lock` (git check-ref-format)"
-    if run.split(".", 1)[0] in _RESERVED:
-        return f"{run.split('.', 1)[0]!r} is a device name Windows reserves, so that checkout could not hold it"
-    return None
-
-
-def validate_run_id(run: str) -> str:
-    problem = run_id_problem(run)
-    if problem:
-        raise UsageError(f"bad run id {textsafe.quote(run, 80)}: {problem} (e.g. fix-login)")
-    return run
-
-
 class Store:
     """One worktree's `.shift/` directory."""
 
@@ -92,6 +69,9 @@ class Store:
     def inside(self, *parts: str) -> Path:
         """`.shift/<parts>`, refused when it or a directory on the way is a symbolic link (it could lead
         anywhere: a hostile clone commits `.shift -> ../../elsewhere`). Nothing is followed or written."""
+        return Path(self._inside(parts))
+
+    def _inside(self, parts: tuple[str, ...]) -> str:
         here = str(self.root)
         for part in ("", *parts):
             here = os.path.join(here, part) if part else here
@@ -102,10 +82,27 @@ class Store:
                                  f"{textsafe.quote(os.readlink(path), 120)}), and shiftgit keeps its files inside the "
                                  f"work tree; nothing was read or written. Remove the link (`git rm {rel}`), then run "
                                  "`shiftgit init`")
-        return Path(here)
+        return here
 
     def ledger_path(self, run: str) -> Path:
         return self.inside("runs", validate_run_id(run), "ledger.json")
+
+    def ledger_files(self, runs: list[str]) -> dict[str, bytes | None]:
+        """The bytes of each run's ledger file in the work tree (None: it has none), each path refused as
+        `inside` refuses it (`.shift/` and `runs/` asked once for all)."""
+        top = self._inside(("runs",))
+        found: dict[str, bytes | None] = {}
+        for run in runs:
+            path = os.path.join(top, validate_run_id(run))
+            for here in (path, os.path.join(path, "ledger.json")):
+                if os.path.islink(here):
+                    self._inside(("runs", run, "ledger.json"))  # the refusal, worded as everywhere
+            try:
+                with open(os.path.join(path, "ledger.json"), "rb") as handle:
+                    found[run] = handle.read()
+            except FileNotFoundError:
+                found[run] = None
+        return found
 
     def run_ids(self) -> list[str]:
         runs = str(self.inside("runs"))
@@ -178,10 +175,14 @@ class Store:
         self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
 
-    def document(self, run: str) -> dict[str, Any]:
-        """The run's ledger as JSON, without building the model (the agent hooks' hot path)."""
-        data = self._bytes(run)
-        document = self._known(data)
+    def document(self, run: str, *, migrate: bool = False, data: bytes | None = None,
+                 parsed: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The run's ledger as JSON, without building the model (the agent hooks' hot path, `status`).
+
+        `migrate`: a checked schema 1 ledger as schema 2 reads it (as `read`). `data`, `parsed`: the file's
+        bytes and their JSON when the caller just read them (checked here all the same)."""
+        data = self._bytes(run) if data is None else data
+        document = self._known(data, migrate=migrate, parsed=parsed)
         return document if document is not None else self._checked(run, data).to_dict()
 
     def _bytes(self, run: str) -> bytes:
@@ -210,13 +211,13 @@ class Store:
                              f"`shiftgit show {run}`, reopen it with `shiftgit review add {run} TEXT`, or start "
                              "a new run; nothing was changed")
 
-    def _known(self, data: bytes, *, migrate: bool = False) -> dict[str, Any] | None:
+    def _known(self, data: bytes, *, migrate: bool = False, parsed: Any = None) -> dict[str, Any] | None:
         """The JSON of bytes shiftgit already validated (current schema; with `migrate`, a schema 1 ledger
         that passed the check as schema 2, as schema 2 reads it); None when they need a check."""
         if not validated.is_known(self.repo.git_dir, data):
             return None
         try:
-            document = json.loads(data)
+            document = json.loads(data) if parsed is None else parsed
         except ValueError:
             return None
         if migrate and isinstance(document, dict) and document.get("schema_version") != SCHEMA_VERSION:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
@@ -24,14 +25,55 @@ WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a
 
 def blob_ids(data: bytes) -> tuple[str, str]:
     """The git blob ids of `data` in a sha1 and in a sha256 repository."""
-    import hashlib  # here, not at the top: the gate imports this module and rarely hashes
-
+    sha1, sha256 = _hashes()
     header = b"blob %d\0" % len(data)
-    return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
+    return sha1(header + data).hexdigest(), sha256(header + data).hexdigest()
+
+
+def sha256(data: bytes) -> Any:
+    """hashlib.sha256, from CPython's own module when it has it (see `_hashes`)."""
+    return _hashes()[1](data)
+
+
+def _hashes() -> tuple[Any, Any]:
+    """sha1 and sha256 from CPython's own modules when it has them: hashlib loads OpenSSL first, about a tenth of
+    a Python start-up, and every agent hook reads a ledger (the same digests either way). Looked up once."""
+    if not _FOUND:
+        _FOUND.append(_find_hashes())
+    return _FOUND[0]
+
+
+_FOUND: list[tuple[Any, Any]] = []
+
+
+def _find_hashes() -> tuple[Any, Any]:
+    try:
+        from _sha1 import sha1
+        try:
+            from _sha2 import sha256  # 3.12 and later
+        except ImportError:
+            from _sha256 import sha256
+        return sha1, sha256
+    except ImportError:
+        import hashlib
+
+        return hashlib.sha1, hashlib.sha256
+
+
+def blob_id(data: bytes, *, sha256: bool = False) -> str:
+    """The git blob id of `data` in a sha1 (default) or a sha256 repository."""
+    import hashlib
+
+    digest = hashlib.sha256 if sha256 else hashlib.sha1
+    return digest(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def path(git_dir: str | Path) -> Path:
-    return Path(git_dir, "shift", NAME)
+    return Path(_file(git_dir))
+
+
+def _file(git_dir: str | Path) -> str:
+    return os.path.join(git_dir, "shift", NAME)  # os.path: `status` asks once per run
 
 
 def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
@@ -46,10 +88,10 @@ def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False)
         after = os.fstat(fd)
     finally:
         os.close(fd)
-    hit = _READ.get(str(target))
+    hit = _READ.get(_file(git_dir))
     if hit is not None and hit[0] == before:  # what this process read, plus what it added: no read again
         hit[1].update(lines.decode().split())
-        _READ[str(target)] = (_key(after), hit[1])
+        _READ[_file(git_dir)] = (_key(after), hit[1])
     if after.st_size > MAX_BYTES:
         _trim(target)
 
@@ -67,12 +109,12 @@ def _trim(target: Path) -> None:
 
 def is_known(git_dir: str | Path, data: bytes) -> bool:
     """Whether these exact bytes were validated (or written) by shiftgit in this worktree."""
-    return blob_ids(data)[0] in known(git_dir)
+    return blob_id(data) in known(git_dir)
 
 
 def is_written(git_dir: str | Path, data: bytes) -> bool:
     """Whether shiftgit itself wrote these exact bytes (redacted) in this worktree."""
-    return WRITTEN + blob_ids(data)[0] in known(git_dir)
+    return WRITTEN + blob_id(data) in known(git_dir)
 
 
 def config_id(data: bytes) -> str:
@@ -102,14 +144,15 @@ def known(git_dir: str | Path) -> set[str]:
 
     The set is shared: do not change it.
     """
-    target = path(git_dir)
+    target = _file(git_dir)
     try:
         key = _key(os.stat(target))
-        hit = _READ.get(str(target))
+        hit = _READ.get(target)
         if hit is not None and hit[0] == key:
             return hit[1]
-        ids = set(target.read_text("ascii", "replace").split())
+        with open(target, encoding="ascii", errors="replace") as handle:
+            ids = set(handle.read().split())
     except FileNotFoundError:
         return set()
-    _READ[str(target)] = (key, ids)  # read after the stat: never older than the key says
+    _READ[target] = (key, ids)  # read after the stat: never older than the key says
     return ids

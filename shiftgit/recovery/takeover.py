@@ -49,6 +49,9 @@ def select(store: Store, run: str, working: Ledger, where: str, provenance: Prov
     seq = working.checkpoint.seq if working.checkpoint else 0
     if newest is None or newest.kind != "published":
         return Record(working, where, provenance, newest, seq)
+    if (newest.epoch, newest.seq) <= (ledgerref.epoch_of({"lease": dict(working.lease or {})}), seq):
+        # not newer than the ledger in hand: no working file here (an archived run, read from the archive)
+        return Record(working, where, provenance, sources.newest_local(store, run), seq)
     place = f"{newest.ref}:ledger.json"
     try:
         ledger = parse_ledger(newest.data, place)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import secrets as _random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from shiftgit.ledger.model import (
     Spend,
 )
 from shiftgit.ledger.store import Store
+from shiftgit.repo import Repo
 from shiftgit.runs.contract import new_id, now_iso
 from shiftgit.runs.reviews import request
 
@@ -77,7 +77,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
 
     ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
     repo = store.repo
-    head = repo.head()
+    head, branch = _head_and_branch(repo)
     tree = repo.worktree_tree()
     files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in repo.diff_trees(head, tree))
     kept, held = secretscan.clean_tree(repo, head, tree)  # the snapshot (pushed by sync) holds no secret
@@ -96,7 +96,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         point = Checkpoint(
             id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
             phase=spec.phase or (previous.phase if previous else None),
-            milestone=spec.milestone, base=head, branch=repo.branch(), tree=tree, snapshot=snapshot, files=files,
+            milestone=spec.milestone, base=head, branch=branch, tree=tree, snapshot=snapshot, files=files,
             checks=checks,
             next=_next(previous, spec), note=spec.note, spend=spend,
             extra={**withheld, "prev": link.get("digest"), "epoch": ticket.epoch, "ledger": ticket.ledger},  # chain
@@ -136,6 +136,14 @@ def publish(store: Store, run: str) -> None:
     publisher.start_configured(store)
 
 
+def _head_and_branch(repo: Repo) -> tuple[str | None, str | None]:
+    """`repo.head()` and `repo.branch()` in one git process (a git process is most of a small checkpoint)."""
+    out = repo.git("rev-parse", "HEAD^{commit}", "--abbrev-ref", "HEAD", check=False).split()
+    if len(out) == 2 and len(out[0]) in (40, 64) and not out[0].startswith("HEAD"):
+        return out[0], None if out[1] == "HEAD" else out[1]  # `HEAD`: detached
+    return repo.head(), repo.branch()  # no commit yet (or a surprise): as those say
+
+
 def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> str:
     """Keep the working tree as a commit under refs/shift/ (HEAD, index and files untouched)."""
     ref = f"refs/shift/snapshots/{run}"
@@ -150,7 +158,9 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> 
         except GitError:
             if attempt == SNAPSHOT_RETRIES:
                 raise
-            time.sleep(_random.randbelow(20 * (attempt + 1)) / 1000)
+            import secrets  # here: the first try nearly always wins
+
+            time.sleep(secrets.randbelow(20 * (attempt + 1)) / 1000)
     raise AssertionError("unreachable")
 
 

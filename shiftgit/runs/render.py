@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, ShiftError
 from shiftgit.ledger.budgets import number
-from shiftgit.ledger.model import Ledger
-from shiftgit.ledger.schema import check_version, schema_errors
 from shiftgit.ledger.store import Store
+
+if TYPE_CHECKING:
+    from shiftgit.ledger.model import Ledger
 
 TEXT_CAP = 200  # characters of recorded text per status line
 
@@ -19,26 +20,22 @@ TEXT_CAP = 200  # characters of recorded text per status line
 def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
     from shiftgit.git.sources import collect
+    from shiftgit.runs.overview import row
 
     runs: list[dict[str, Any]] = []
-    records = collect(store, store.run_ids())  # the newest record of each run (git/sources.py)
-    for run in store.run_ids():
-        try:
-            ledger = store.read(run)
+    run_ids = store.run_ids()
+    records = collect(store, run_ids)  # the newest record of each run (git/sources.py)
+    for run in run_ids:
+        found = records.get(run, [])
+        here = next((source for source in found if source.kind != "published"), None)  # the file, read there
+        try:  # read-only: the checked JSON, no model (runs/overview.py)
+            document = store.document(run, migrate=True, data=here.data if here else None,
+                                      parsed=here.document if here else None)
         except ShiftError as exc:
             runs.append({"id": run, "status": "error", "goal": None, "stop": None,
                          "error": textsafe.one_line(str(exc), 600)})
             continue
-        point = ledger.checkpoint
-        runs.append({
-            "id": ledger.run, "status": ledger.status, "goal": ledger.contract.goal,
-            "stop": ledger.stop.to_dict() if ledger.stop else None,
-            "checkpoint": point.seq if point else None, "step": point.step if point else None,
-            "next": point.next.action if point else None, "updated_at": ledger.updated_at,
-            "pending_checks": len(ledger.pending_checks),
-            **_attention(ledger),
-            **_newest(run, records.get(run, [])),
-        })
+        runs.append({**row(document), **_newest(run, found)})
     runs += _archived(store, {r["id"] for r in runs})
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
@@ -144,14 +141,15 @@ def status_text(report: dict[str, Any]) -> str:
 
 
 def _attention(ledger: Ledger) -> dict[str, Any]:
-    """Spend against budgets, and what waits for a human: unknown effects, pending approvals."""
-    from shiftgit.effects import approvals
-    from shiftgit.effects import runner as effects
-    from shiftgit.ledger import budgets
+    """Spend against budgets, and what waits for a human: unknown effects, pending approvals (as `status`
+    says them from the JSON: runs/overview.py)."""
+    from shiftgit.runs import overview
 
-    return {"spend": ledger.spend.to_dict(), "budgets": budgets.report(ledger)["budgets"],
-            "budget_exhausted": budgets.exhausted(ledger), "unknown_effects": effects.unknown(ledger),
-            "pending_approvals": approvals.pending(ledger)}
+    spend = ledger.spend.to_dict()
+    limits = {k: v for k, v in ledger.contract.budgets.to_dict().items() if v is not None}
+    return {"spend": spend, "budgets": limits, "budget_exhausted": overview.exhausted(limits, spend),
+            "unknown_effects": overview.unknown([(e.key, e.state, e.runner) for e in ledger.effects]),
+            "pending_approvals": [a.key for a in ledger.approvals if a.state == "requested"]}
 
 
 def _attention_lines(run: dict[str, Any]) -> list[str]:
@@ -189,11 +187,15 @@ def summary(ledger: Ledger) -> str:
 
 
 def _effect_lines(ledger: Ledger) -> list[str]:
-    from shiftgit.effects import approvals
-    from shiftgit.effects import runner as effects
+    out = []
+    if ledger.effects:  # imported only when there is something to say (show is run often)
+        from shiftgit.effects import runner as effects
 
-    out = [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
-    out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
+        out += [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
+    if ledger.approvals:
+        from shiftgit.effects import approvals
+
+        out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
     out += [f"  {line}" for line in _attention_lines(_attention(ledger)) if not line.startswith("effect outcome")]
     return out
 
@@ -262,6 +264,8 @@ def validation_report(store: Store, runs: Sequence[str]) -> dict[str, Any]:
         errors: list[str] = []
         try:
             document = json.loads(path.read_bytes())
+            from shiftgit.ledger.schema import check_version, schema_errors
+
             check_version(document, rel)
             errors = schema_errors(document)
         except FileNotFoundError:

@@ -3,8 +3,9 @@
 Wired into each CLI's *user* config (outside the repository, so it never dirties the tree) next to
 shiftgit's project hooks. Appends one JSON line per call to $SHIFTGIT_CAPTURE_LOG: the event name it
 was registered for, the JSON payload from stdin, the working directory, the hook's PATH, and the
-latest checkpoint of every run's ledger at that moment (meaningful for events no shiftgit hook runs
-beside, such as PostCompact: CLIs may run the hooks of one event in parallel).
+latest checkpoint of every run's ledger at that moment, once the saves a shiftgit hook handed to the background
+are done (meaningful for events no shiftgit hook runs beside, such as PostCompact: CLIs may run the hooks of one
+event in parallel).
 Prints nothing, so it never changes what the agent does.
 """
 
@@ -18,7 +19,24 @@ from pathlib import Path
 from typing import Any
 
 
+def settle(workdir: str, seconds: float = 30.0) -> None:
+    """Wait for the saves a shiftgit hook handed to the background (each holds `.git/shift/agents/context-<run>.lock`
+    until done), as shiftgit's next hook does: the checkpoints read are then those the agent's next hook sees."""
+    import fcntl
+
+    deadline = time.monotonic() + seconds
+    for lock in sorted(Path(workdir, ".git", "shift", "agents").glob("context-*.lock")):
+        with open(lock, "a+") as handle:
+            while time.monotonic() < deadline:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(0.02)
+
+
 def latest_checkpoints(workdir: str) -> dict[str, Any]:
+    settle(workdir)
     found: dict[str, Any] = {}
     for ledger in sorted(Path(workdir).glob(".shift/runs/*/ledger.json")):
         try:

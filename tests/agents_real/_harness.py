@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._capture_hook import settle
+
 CACHE_ENV = "SHIFTGIT_AGENTS_CACHE"
 INSTALL_TIMEOUT = 900.0
 GIT_TIMEOUT = 60.0
@@ -166,6 +168,8 @@ class Workspace:
         return (self.path / rel).read_text()
 
     def ledger(self, run: str = "r1") -> dict[str, Any]:
+        """The ledger once the saves a hook handed to the background are done (as the agent's next hook reads it)."""
+        settle(str(self.path))
         data = json.loads((self.path / ".shift" / "runs" / run / "ledger.json").read_text())
         assert isinstance(data, dict)
         return data

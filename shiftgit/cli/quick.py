@@ -1,0 +1,123 @@
+"""The read-only reports `status`, `show` and `log`, and a way to run them without click.
+
+click's import costs about one Python start-up; these commands are what people and agents run most
+and they only read. `reports.py` (the click commands) prints what these functions return, and
+`__main__` calls `main` first: for the plainest forms of the three (`status [--json]`, `show [RUN]
+[--json|--markdown]`, `log [-n N] [--json]`) it runs them without click. Any other form, `--help`,
+and any error go to the click command line: these commands write nothing, so running one again
+there says exactly what it always said (the one error line, the exit code).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NamedTuple
+
+
+class Output(NamedTuple):
+    """What a report prints: stderr's lines before, stdout's text (a line break is added), stderr's lines
+    after, the exit code."""
+
+    out: str
+    err: list[str]
+    code: int = 0
+    before: list[str] = []
+
+
+def status(as_json: bool) -> Output:
+    from shiftgit.ledger.store import Store
+    from shiftgit.runs import render
+
+    report = render.status_report(Store.open())
+    text = json_text(report) if as_json else render.status_text(report)
+    return Output(text, [f"shiftgit: {line}" for line in render.errors(report)], render.exit_code(report))
+
+
+def show(run: str | None, as_json: bool, markdown: bool) -> Output:
+    from shiftgit import textsafe
+    from shiftgit.ledger.discovery import discover
+    from shiftgit.ledger.store import Store
+    from shiftgit.runs import render
+
+    store = Store.open()
+    pick = discover(store, run)
+    note = [f"shiftgit: {pick.note}"] if pick.note else []
+    ledger = store.read(pick.run)
+    if as_json:
+        return Output(json_text(ledger.to_dict()), [], before=note)
+    return Output(textsafe.for_terminal(render.markdown(ledger) if markdown else render.summary(ledger)), [],
+                  before=note)
+
+
+def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
+    from shiftgit.git import fetchstate, timeline
+    from shiftgit.ledger.store import Store
+
+    store = Store.open()
+    entries = timeline.timeline(store, None if milestones else limit)
+    if milestones:
+        entries = [e for e in entries if e.get("milestone")][:limit]
+    hint = fetchstate.sync_hint(store.repo)
+    return Output(json_text(entries) if as_json else timeline.render(entries), [f"shiftgit: {hint}"] if hint else [])
+
+
+def json_text(data: Any) -> str:
+    """Stable JSON; no character in it can act on a terminal (cli/common.emit prints this)."""
+    from shiftgit import textsafe
+
+    return textsafe.json_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+# -- without click ---------------------------------------------------------------------------
+
+def main(args: list[str]) -> int | None:
+    """Run a plain `status`, `show` or `log` without click; None: the click command line runs it."""
+    call = _plain(args)
+    if call is None:
+        return None
+    from shiftgit.errors import ShiftError
+
+    try:
+        result = call()
+    except (ShiftError, OSError):
+        return None  # nothing was printed or written: the command line runs it again and says why
+    if result.before:
+        _write(sys.stderr, "".join(line + "\n" for line in result.before))
+    _write(sys.stdout, result.out + "\n")
+    if result.err:
+        _write(sys.stderr, "".join(line + "\n" for line in result.err))
+    return result.code
+
+
+def _plain(args: list[str]) -> Any:
+    """The report ARGS asks for in one of its plainest forms, as a call; None for anything else."""
+    name, rest = (args[0], args[1:]) if args else ("", [])
+    flags = {a for a in rest if a.startswith("-")}
+    words = [a for a in rest if not a.startswith("-")]
+    if name == "status" and flags <= {"--json"} and not words and len(rest) == len(flags):
+        return lambda: status("--json" in flags)
+    if name == "show" and flags <= {"--json", "--markdown"} and len(words) <= 1 and len(rest) == len(set(rest)):
+        return lambda: show(words[0] if words else None, "--json" in flags, "--markdown" in flags)
+    if name == "log":
+        if rest in ([], ["--json"]):
+            return lambda: log(None, False, bool(rest))
+        if rest[:1] == ["-n"] and len(rest) in (2, 3) and rest[1].isascii() and rest[1].isdigit() \
+                and int(rest[1]) >= 1 and rest[2:] in ([], ["--json"]):
+            return lambda: log(int(rest[1]), False, len(rest) == 3)
+    return None
+
+
+def _write(stream: Any, text: str) -> None:
+    """As click.echo writes: UTF-8 (click's choice for a stream set up as ASCII), flushed."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(text)
+    else:
+        stream.flush()
+        buffer.write(text.encode(stream.encoding if _utf8(stream.encoding) else "utf-8", "replace"))
+    stream.flush()
+
+
+def _utf8(encoding: str | None) -> bool:
+    return (encoding or "").replace("_", "-").lower() in ("utf-8", "utf8")
