@@ -143,8 +143,12 @@ def test_the_shims_python_runs_without_site_and_loads_it_for_jsonschema(run_repo
     path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
     run_repo.git("add", "-A")
     proc, imported = hook_imports(run_repo, "pre-commit")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert {"site", "jsonschema"} <= imported  # loaded late, for the ledger the gate had to validate
+    assert proc.returncode == 0, proc.stderr[-2000:]  # validated (ledger/quickschema.py, else jsonschema)
+    late = ("import sys\nsys.path.append(sys.argv[1])\nfrom shiftgit.__main__ import _LateSite\n"
+            "sys.meta_path.append(_LateSite)\nimport jsonschema\nprint('site' in sys.modules)")
+    found = subprocess.run([sys.executable, "-S", "-c", late, PACKAGE], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert found.stdout == "True\n", found.stderr[-2000:]  # site loaded late, for what only site-packages has
     proc, imported = hook_imports(run_repo, "pre-commit")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not {"site", "jsonschema", "click"} & imported
