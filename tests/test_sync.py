@@ -211,3 +211,28 @@ def test_big_notes_trees_merge_into_one_pack_and_converge(tmp_path: Path) -> Non
     human, body = split_note(found[shared]) or ([], {})
     assert human == ["shift: a", "shift: b"] and [p["id"] for p in body["checkpoints"]] == ["p-a", "p-b"]
     assert b.run(["git", "fsck", "--no-progress", "--no-dangling"]).returncode == 0
+
+
+def test_sync_survives_other_fetches_of_the_same_refs(tmp_path: Path) -> None:
+    """A checkpoint's background publisher fetches the same tracking refs as a `sync` the user starts meanwhile:
+    git refuses one of two fetches that update one ref from the same old value ("cannot lock ref"). Real
+    processes race here: B keeps moving a ledger ref on the remote while two fetch loops run in A; every
+    `sync` of A still succeeds (it fetches again) and A's notes reach the remote."""
+    origin, (a, b) = network(tmp_path, ["a", "b"])
+    mover = ("for i in $(seq 400); do git commit -q --allow-empty -m m$i && "
+             "git push -q -f origin HEAD:refs/shift/ledgers/demo HEAD:refs/shift/ledgers/other || true; done")
+    fetch = ("for i in $(seq 400); do git fetch -q --no-tags --no-write-fetch-head origin "
+             "'+refs/shift/*:refs/shift-remote/origin/shift/*' 2>/dev/null; done")
+    racers = [subprocess.Popen(["bash", "-c", mover], cwd=b.path),
+              *(subprocess.Popen(["bash", "-c", fetch], cwd=a.path) for _ in range(2))]
+    try:
+        commits = add_notes(a, "a", 8)
+        for _ in range(8):
+            proc = a.sg("sync")
+            assert proc.returncode == 0, proc.stderr
+    finally:
+        for racer in racers:
+            racer.kill()
+            racer.wait()
+    pushed = origin.git("notes", "--ref=shift", "list").split()[1::2]
+    assert set(commits) <= set(pushed)

@@ -144,6 +144,8 @@ def fetch(root: Path, remote: str, run: str, env: Mapping[str, str], timeout: fl
     text = err.decode("utf-8", "replace")
     if "couldn't find remote ref" in text:
         return None  # nothing published for this run yet: nobody took it over there
+    if "cannot lock ref" in text:
+        return None  # another fetch (a sync, the background publisher) was updating the same ref just now
     return (text.strip().splitlines() or ["git fetch failed"])[-1][:200]
 
 

@@ -131,8 +131,8 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
         repair(repo.root, clean_env())  # notes a killed post-commit never wrote go out with the others
     for attempt in range(retries + 1):
         report.attempts = attempt + 1
-        _fetch(repo, name)
-        if _merge_all(repo, name, report) and not _push(repo, name, report):
+        if _fetch(repo, name, last=attempt == retries) and _merge_all(repo, name, report) \
+                and not _push(repo, name, report):
             mark_synced(repo, name)
             return report
         time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0))
@@ -140,9 +140,16 @@ def sync(repo: Repo, remote: str | None = None, retries: int = 8) -> Report:
                                    "moving; run `shiftgit sync` again")
 
 
-def _fetch(repo: Repo, remote: str) -> None:
-    repo.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, notes_refspec(remote),
-             f"+{SNAPSHOTS}*:{TRACKING}/{remote}/shift/*")
+def _fetch(repo: Repo, remote: str, last: bool = True) -> bool:
+    """False when another fetch of the same tracking refs (a checkpoint's background publisher) held a ref's lock."""
+    try:
+        repo.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, notes_refspec(remote),
+                 f"+{SNAPSHOTS}*:{TRACKING}/{remote}/shift/*")
+    except GitError as exc:
+        if last or "cannot lock ref" not in exc.stderr:
+            raise
+        return False
+    return True
 
 
 def _merge_all(repo: Repo, remote: str, report: Report) -> bool:
