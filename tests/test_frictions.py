@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from agent_saves import settle
 from conftest import Repo
 
 
@@ -26,6 +27,7 @@ def test_an_automatic_checkpoint_says_what_triggered_it(run_repo: Repo) -> None:
              "transcript_path": str(run_repo.path / "t.jsonl"), "cwd": str(run_repo.path)}
     proc = run_repo.sg("hook", "claude", "pre-compact", input=json.dumps(event))
     assert proc.returncode == 0, proc.stderr
+    settle(run_repo.path)  # the hook hands the checkpoint to a background save (agents/background.py)
     point = run_repo.ledger("demo")["checkpoint"]
     assert point["auto"] == "pre-compact"
     assert point["step"].startswith("auto-checkpoint at the agent's pre-compact hook: 1 file(s) changed"), point
