@@ -70,6 +70,38 @@ def startup_ms(rounds: int = 15) -> float:
     return statistics.median(samples)
 
 
+def run(cwd: Path, *argv: str, data: str | None = None, env: dict[str, str] | None = None) -> str:
+    """`argv`'s stdout; a failure ends the bench with its output."""
+    proc = subprocess.run(list(argv), cwd=cwd, input=data, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def fast_history(path: Path, commits: int) -> None:
+    """A new repository at `path` whose main branch holds COMMITS commits (one `git fast-import`), checked out."""
+    path.mkdir(parents=True)
+    run(path, "git", "init", "-q", "-b", "main")
+    stream = "".join(f"commit refs/heads/main\ncommitter B <b@b> {1700000000 + i} +0000\ndata {len(str(i))}\n{i}\n"
+                     for i in range(commits))
+    run(path, "git", "fast-import", "--quiet", data=stream)
+    run(path, "git", "reset", "-q", "--hard")
+
+
+PEAK_RSS = ("import resource, subprocess, sys\n"
+            "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if code == 0 else -1)\n")
+
+
+def peak_rss_mib(cwd: Path, argv: list[str]) -> float:
+    """The peak resident set of the largest process `argv` runs (itself or a child it waited for), in MiB."""
+    kib = int(run(cwd, sys.executable, "-c", PEAK_RSS, *argv))
+    if kib < 0:
+        raise SystemExit(f"{' '.join(argv)} failed in {cwd}")
+    return kib / 1024
+
+
 def scale() -> str:
     """One line for the report: Python's start-up and the load average while the bench ran."""
     one, five, _ = os.getloadavg()

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, SG, compile_bytecode, isolate, parse
+from _common import ROOT, SG, compile_bytecode, fast_history, isolate, parse, run
 
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
@@ -38,14 +38,6 @@ FRAMEWORK_ONLY = "repos:\n  - repo: local\n    hooks:\n" + "".join(
     f"      - id: true-{stage}\n        name: nothing\n        entry: 'true'\n        language: system\n"
     f"        always_run: true\n{'' if stage == 'commit-msg' else '        pass_filenames: false' + chr(10)}"
     f"        stages: [{stage}]\n" for stage in ("pre-commit", "commit-msg", "post-commit", "post-rewrite"))
-
-
-def run(cwd: Path, *argv: str, data: str | None = None, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(list(argv), cwd=cwd, input=data, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout}\n{proc.stderr}")
-    return proc.stdout
 
 
 def timed(cwd: Path, *argv: str) -> float:
@@ -62,13 +54,8 @@ class Repo:
 
     def __init__(self, path: Path, hooks: str, notes: int, runs: int) -> None:
         self.path, self.hooks = path, hooks
-        path.mkdir(parents=True)
-        run(path, "git", "init", "-q", "-b", "main")
-        stream = "".join(f"commit refs/heads/main\ncommitter B <b@b> {1700000000 + i} +0000\ndata {len(str(i))}\n{i}\n"
-                         for i in range(notes))
-        run(path, "git", "fast-import", "--quiet", data=stream)
+        fast_history(path, notes)
         old = run(path, "git", "rev-list", "main").split()
-        run(path, "git", "reset", "-q", "--hard")
         (path / "calc.py").write_text(CALC)
         self.git_commit("initial")
         if hooks == "framework":  # the reference: the pre-commit framework running `true` at each hook type

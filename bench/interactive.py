@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, compile_bytecode, isolate, parse, scale
+from _common import SG, compile_bytecode, fast_history, isolate, parse, run, scale
 
 from shiftgit.git.notes import write_notes  # noqa: E402
 
@@ -45,13 +45,6 @@ GIT_SNAPSHOT = ("cp .git/index .git/bench.idx && GIT_INDEX_FILE=.git/bench.idx g
                 "GIT_INDEX_FILE=.git/bench.idx git write-tree >/dev/null; rm -f .git/bench.idx")
 READ_JSON = ("import glob, json\nfor p in glob.glob('.shift/runs/*/ledger.json'):\n"
              "    with open(p, 'rb') as f:\n        json.loads(f.read())\n")
-
-
-def run(cwd: Path, *argv: str, data: str | None = None) -> str:
-    proc = subprocess.run(list(argv), cwd=cwd, input=data, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout}\n{proc.stderr}")
-    return proc.stdout
 
 
 def timed(cwd: Path, argv: list[str], env: dict[str, str] | None = None) -> float:
@@ -65,12 +58,7 @@ def timed(cwd: Path, argv: list[str], env: dict[str, str] | None = None) -> floa
 
 def repo(path: Path, commits: int = 1) -> Path:
     """A repository with COMMITS commits (fast-import), shiftgit set up and run `demo` started."""
-    path.mkdir(parents=True)
-    run(path, "git", "init", "-q", "-b", "main")
-    stream = "".join(f"commit refs/heads/main\ncommitter B <b@b> {1700000000 + i} +0000\ndata {len(str(i))}\n{i}\n"
-                     for i in range(commits))
-    run(path, "git", "fast-import", "--quiet", data=stream)
-    run(path, "git", "reset", "-q", "--hard")
+    fast_history(path, commits)
     run(path, *SG, "init", "--hooks", "git")
     run(path, *SG, "start", "demo", "--goal", "bench", "--stop-when", "never")
     run(path, "git", "add", "-A")

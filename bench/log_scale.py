@@ -19,26 +19,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, compile_bytecode, isolate, parse, scale
+from _common import SG, compile_bytecode, fast_history, isolate, parse, peak_rss_mib, run, scale
 
 from shiftgit.git.notes import write_note_refs  # noqa: E402
-
-PEAK_RSS = ("import resource, subprocess, sys\n"
-            "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if code == 0 else -1)\n")
-
-
-def run(cwd: Path, *argv: str, data: str | None = None) -> str:
-    proc = subprocess.run(list(argv), cwd=cwd, input=data, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout}\n{proc.stderr}")
-    return proc.stdout
 
 
 def timed(cwd: Path, argv: list[str]) -> float:
@@ -47,22 +35,9 @@ def timed(cwd: Path, argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def peak_rss_mib(cwd: Path, argv: list[str]) -> float:
-    """The peak resident set of the largest process `argv` runs (itself or a child it waited for), in MiB."""
-    kib = int(run(cwd, sys.executable, "-c", PEAK_RSS, *argv))
-    if kib < 0:
-        raise SystemExit(f"{' '.join(argv)} failed in {cwd}")
-    return kib / 1024
-
-
 def history(path: Path, commits: int) -> Path:
     """COMMITS commits (fast-import), each with a checkpoint's handoff note on both notes refs; shiftgit set up."""
-    path.mkdir(parents=True)
-    run(path, "git", "init", "-q", "-b", "main")
-    stream = "".join(f"commit refs/heads/main\ncommitter B <b@b> {1700000000 + i} +0000\ndata {len(str(i))}\n{i}\n"
-                     for i in range(commits))
-    run(path, "git", "fast-import", "--quiet", data=stream)
-    run(path, "git", "reset", "-q", "--hard")
+    fast_history(path, commits)
     run(path, *SG, "init", "--hooks", "none")
     ids = run(path, "git", "rev-list", "--reverse", "HEAD").split()
     human, data = {}, {}

@@ -31,25 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SG, isolate, parse, scale
+from _common import SG, isolate, parse, peak_rss_mib, run, scale
 
 from shiftgit.git.notes import write_note_refs, write_notes  # noqa: E402
-
-PEAK_RSS = ("import resource, subprocess, sys\n"
-            "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if code == 0 else -1)\n")
-
-
-def run(cwd: Path, *argv: str) -> str:
-    return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, check=True).stdout
-
-
-def peak_rss_mib(cwd: Path, argv: list[str]) -> float:
-    """The peak resident set of the largest process `argv` runs (itself or a child it waited for), in MiB."""
-    kib = int(run(cwd, sys.executable, "-c", PEAK_RSS, *argv))
-    if kib < 0:
-        raise SystemExit(f"{' '.join(argv)} failed in {cwd}")
-    return kib / 1024
 
 
 def network(tmp: Path, names: list[str]) -> list[Path]:
