@@ -79,7 +79,7 @@ def main(args: list[str]) -> int | None:
     from shiftgit.errors import ShiftError
 
     try:
-        result = call()
+        result: Output = call()
     except (ShiftError, OSError):
         return None  # nothing was printed or written: the command line runs it again and says why
     if result.before:

@@ -50,7 +50,6 @@ from shiftgit.git.notestree import (
     is_ident_error,
     note_text,
     notes_under,
-    object_id,
     plan_trees,
     read_root,
     run_git,
@@ -58,6 +57,7 @@ from shiftgit.git.notestree import (
     unpack,
     with_fallback_ident,
 )
+from shiftgit.git.rawgit import object_id
 
 if TYPE_CHECKING:
     pass

@@ -49,7 +49,8 @@ def tree_body(tree: Mapping[str, tuple[str, str]]) -> bytes:
 
 
 def object_id(kind: str, body: bytes, width: int) -> str:
-    return hasher(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+    oid: str = hasher(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+    return oid
 
 
 def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
@@ -60,7 +61,8 @@ def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
     for kind, body in objects:
         parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
     data = b"".join(parts)
-    return data + hasher(width)(data).digest()
+    checksum: bytes = hasher(width)(data).digest()
+    return data + checksum
 
 
 def _pack_header(code: int, size: int) -> bytes:
@@ -78,9 +80,11 @@ def hasher(width: int) -> Callable[[bytes], Any]:
     try:
         if width == 40:
             from _sha1 import sha1
-            return sha1
-        from _sha256 import sha256  # Python 3.11; 3.12 renamed it _sha2
-        return sha256
+            found: Callable[[bytes], Any] = sha1
+        else:
+            from _sha256 import sha256  # Python 3.11; 3.12 renamed it _sha2
+            found = sha256
+        return found
     except ImportError:
         import hashlib
 

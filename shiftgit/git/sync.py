@@ -37,11 +37,11 @@ from shiftgit.git.notestree import (
     id_width,
     note_text,
     notes_under,
-    object_id,
     plan_trees,
     read_root,
     unpack,
 )
+from shiftgit.git.rawgit import object_id
 from shiftgit.ledger.store import Store, write_atomic
 from shiftgit.repo import Repo, clean_env
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from io import BufferedReader
+from typing import Any, cast
 
 from shiftgit import textsafe
 from shiftgit.errors import GitError, ShiftError
@@ -89,13 +90,14 @@ def _history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]
     proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
+    stdout = cast(BufferedReader, proc.stdout)  # Popen's default: a buffered pipe
     finished = False
     try:
         chunk: list[tuple[str, str, str]] = []
         size = ROUND
         mark, rest = marker.encode(), b""
         while True:
-            block = proc.stdout.read1(1 << 16)
+            block = stdout.read1(1 << 16)  # what the pipe holds, up to 64 KiB
             parts = (rest + block).split(mark)
             rest = parts.pop() if block else b""  # the last may be cut short: it waits for the next block
             for part in parts:
