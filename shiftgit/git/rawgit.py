@@ -93,29 +93,34 @@ def hasher(width: int) -> Callable[[bytes], Any]:
 
 # -- git processes without the subprocess module ----------------------------------------------------
 
-def spawn(argv: list[str], env: Mapping[str, str], stderr_to_stdout: bool) -> tuple[int, int, int]:
-    """git ARGV with a pipe to its stdin and one from its stdout: (pid, write end, read end)."""
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
+def spawn(argv: list[str], env: Mapping[str, str], stderr: str) -> tuple[int, list[int]]:
+    """git ARGV (found on `env`'s PATH, as subprocess finds it) with a pipe to its stdin and one from its
+    stdout; its stderr goes into a third pipe ("pipe"), into stdout ("stdout") or nowhere ("null").
+    Returns (pid, our ends: stdin's, stdout's, and stderr's when piped)."""
+    pipes = [os.pipe() for _ in range(3 if stderr == "pipe" else 2)]
+    mine = [pipes[0][1], *(read for read, _ in pipes[1:])]
+    theirs = [pipes[0][0], *(write for _, write in pipes[1:])]
     try:
-        if min(in_r, out_w) <= 2:  # dup2 onto itself would keep close-on-exec
+        if min(theirs) <= 2:  # dup2 onto itself would keep close-on-exec
             raise OSError("standard streams closed")
-        err = (os.POSIX_SPAWN_DUP2, out_w, 2) if stderr_to_stdout else (os.POSIX_SPAWN_OPEN, 2, os.devnull,
-                                                                        os.O_WRONLY, 0)
-        actions = [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), err]
-        pid = os.posix_spawnp("git", ["git", *argv], dict(env), file_actions=actions)
+        actions: list[tuple[object, ...]] = [(os.POSIX_SPAWN_DUP2, fd, n) for n, fd in enumerate(theirs)]
+        if stderr == "stdout":
+            actions.append((os.POSIX_SPAWN_DUP2, theirs[1], 2))
+        elif stderr == "null":
+            actions.append((os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0))
+        pid = os.posix_spawn(_which("git", env), ["git", *argv], dict(env), file_actions=actions)
     except BaseException:
-        for fd in (in_r, in_w, out_r, out_w):
+        for fd in mine + theirs:
             os.close(fd)
         raise
-    os.close(in_r)
-    os.close(out_w)
-    return pid, in_w, out_r
+    for fd in theirs:
+        os.close(fd)
+    return pid, mine
 
 
 def run(argv: list[str], env: Mapping[str, str], data: bytes = b"") -> tuple[int, bytes]:
     """git ARGV fed `data`: (exit status, stdout and stderr). For commands that answer in a few lines."""
-    pid, to_git, from_git = spawn(argv, env, stderr_to_stdout=True)
+    pid, (to_git, from_git) = spawn(argv, env, stderr="stdout")
     try:
         with open(to_git, "wb") as stdin:
             stdin.write(data)
@@ -130,7 +135,7 @@ class CatFile:
     """One `git cat-file --batch`: names -> (id, type, data), or None when missing."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.pid, to_git, from_git = spawn(["cat-file", "--batch"], env, stderr_to_stdout=False)
+        self.pid, (to_git, from_git) = spawn(["cat-file", "--batch"], env, stderr="null")
         self.stdin, self.stdout = open(to_git, "wb"), open(from_git, "rb")
 
     def __enter__(self) -> CatFile:
@@ -169,20 +174,7 @@ class Process:
     def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None) -> None:
         if cwd is not None and os.path.abspath(cwd) != os.getcwd():
             raise OSError("posix_spawn cannot change the directory")  # the caller falls back to subprocess
-        pipes = [os.pipe() for _ in range(3)]
-        mine, theirs = [pipes[0][1], pipes[1][0], pipes[2][0]], [pipes[0][0], pipes[1][1], pipes[2][1]]
-        try:
-            if min(theirs) <= 2:  # dup2 onto itself would keep close-on-exec
-                raise OSError("standard streams closed")
-            path = _which("git", env)
-            actions = [(os.POSIX_SPAWN_DUP2, fd, n) for n, fd in enumerate(theirs)]
-            self.pid = os.posix_spawn(path, ["git", *argv], dict(env), file_actions=actions)
-        except BaseException:
-            for fd in mine + theirs:
-                os.close(fd)
-            raise
-        for fd in theirs:
-            os.close(fd)
+        self.pid, mine = spawn(argv, env, stderr="pipe")
         self.stdin, self.stdout, self.stderr = open(mine[0], "wb"), open(mine[1], "rb"), open(mine[2], "rb")
         self.returncode: int | None = None
 
