@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Mapping
 
     from shiftgit.ledger.model import Ledger
 
@@ -48,14 +49,13 @@ def accrue(before: Ledger, after: Ledger) -> Ledger:
 
 def exhausted(ledger: Ledger) -> list[str]:
     """Each budget the run has used up, as `tokens: spent 1500 of 1000`."""
-    limits = ledger.contract.budgets
-    out = []
-    for kind in KINDS:
-        limit = getattr(limits, kind)
-        spent = getattr(ledger.spend, kind)
-        if limit is not None and spent >= limit:
-            out.append(f"{kind}: spent {number(spent)} of {number(limit)}")
-    return out
+    return exhausted_in(ledger.contract.budgets.to_dict(), ledger.spend.to_dict())
+
+
+def exhausted_in(limits: Mapping[str, Any], spend: Mapping[str, Any]) -> list[str]:
+    """`exhausted` on the JSON: a contract's budgets (kind -> limit or None) and the run's spend."""
+    return [f"{kind}: spent {number(spend[kind])} of {number(limits[kind])}"
+            for kind in KINDS if limits.get(kind) is not None and spend[kind] >= limits[kind]]
 
 
 def report(ledger: Ledger) -> dict[str, Any]:

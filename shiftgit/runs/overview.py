@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-KINDS = ("minutes", "tokens", "cost")  # ledger/budgets.py's order
+from shiftgit.ledger.budgets import exhausted_in
+
 SPEND = {"tokens": 0, "cost": 0.0, "minutes": 0.0}  # model.Spend's defaults
 STOP = {"detail": None, "closed": None}  # model.Stop's defaults
 
@@ -26,19 +27,11 @@ def row(document: dict[str, Any]) -> dict[str, Any]:
         "checkpoint": point["seq"] if point else None, "step": point.get("step") if point else None,
         "next": (point.get("next") or {}).get("action") if point else None, "updated_at": document["updated_at"],
         "pending_checks": len(document.get("pending_checks") or ()),
-        "spend": spend, "budgets": limits, "budget_exhausted": exhausted(limits, spend),
+        "spend": spend, "budgets": limits, "budget_exhausted": exhausted_in(limits, spend),
         "unknown_effects": unknown_effects(document.get("effects") or ()),
         "pending_approvals": [a["key"] for a in document.get("approvals") or () if a.get("state", "requested")
                               == "requested"],
     }
-
-
-def exhausted(limits: dict[str, Any], spend: dict[str, Any]) -> list[str]:
-    """budgets.exhausted on the JSON: `tokens: spent 1500 of 1000` for each budget used up."""
-    from shiftgit.ledger.budgets import number
-
-    return [f"{kind}: spent {number(spend[kind])} of {number(limits[kind])}"
-            for kind in KINDS if kind in limits and spend[kind] >= limits[kind]]
 
 
 def unknown_effects(effects: Any) -> list[str]:

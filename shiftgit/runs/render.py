@@ -143,11 +143,12 @@ def status_text(report: dict[str, Any]) -> str:
 def _attention(ledger: Ledger) -> dict[str, Any]:
     """Spend against budgets, and what waits for a human: unknown effects, pending approvals (as `status`
     says them from the JSON: runs/overview.py)."""
+    from shiftgit.ledger import budgets
     from shiftgit.runs import overview
 
     spend = ledger.spend.to_dict()
     limits = {k: v for k, v in ledger.contract.budgets.to_dict().items() if v is not None}
-    return {"spend": spend, "budgets": limits, "budget_exhausted": overview.exhausted(limits, spend),
+    return {"spend": spend, "budgets": limits, "budget_exhausted": budgets.exhausted_in(limits, spend),
             "unknown_effects": overview.unknown([(e.key, e.state, e.runner) for e in ledger.effects]),
             "pending_approvals": [a.key for a in ledger.approvals if a.state == "requested"]}
 
