@@ -44,17 +44,19 @@ def _escaped(match: re.Match[str]) -> str:
 
 def has_control(text: str) -> bool:
     """Whether `text` holds a character a terminal or a reader would not show as itself."""
-    return _chars(_CONTROL).search(text) is not None
+    return not text.isprintable() and _chars(_CONTROL).search(text) is not None
 
 
 def escape(text: str) -> str:
     """`text` with quotes, backslashes and every control character escaped (JSON string syntax)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return text  # the common case, without the regex (every character escaped here is not printable)
     return _chars(_QUOTED).sub(_escaped, text)
 
 
 def visible(text: str) -> str:
     """`text` with every control character shown as an escape; quotes and backslashes stay as they are."""
-    return _chars(_CONTROL).sub(_escaped, text)
+    return text if text.isprintable() else _chars(_CONTROL).sub(_escaped, text)
 
 
 def json_text(text: str) -> str:

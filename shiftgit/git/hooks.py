@@ -115,8 +115,7 @@ def _scan_ledgers(ctx: Context) -> int:
     """No active run here: no gate, but no staged ledger may carry a secret into git either."""
     env = ctx.env
     with Objects(ctx.root, env) as objects:
-        head = objects.resolve("HEAD")
-        changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
+        head, changes = gitview.staged_on_head(objects, ctx.root, env)
         touched = [(m.group(1), c) for c in changes if (m := gitview.LEDGER.match(c.path)) and c.new]
         blobs = objects.read([c.new for _, c in touched if c.new])
     ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
@@ -143,8 +142,7 @@ def read_staging(ctx: Context, gitdir: str, run: str,
 
     env = ctx.env
     with Objects(ctx.root, env) as objects:
-        head = objects.resolve("HEAD")
-        changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
+        head, changes = gitview.staged_on_head(objects, ctx.root, env)
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
         touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
         if ledger_changes is not None:

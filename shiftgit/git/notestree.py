@@ -245,6 +245,11 @@ def run_git(cwd: str | os.PathLike[str], env: Mapping[str, str], argv: list[str]
     return Completed(proc.returncode, proc.stdout, proc.stderr)
 
 
+def start_git(cwd: str | os.PathLike[str], env: Mapping[str, str], argv: list[str]) -> Any:
+    """git ARGV started, not waited for (`rawgit.communicate` finishes it): it works while the caller does."""
+    return _process(argv, cwd, env)
+
+
 def _process(argv: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str]) -> Any:
     """A running git with pipes to stdin, from stdout and stderr (rawgit.Process, else subprocess.Popen)."""
     started = _spawned(argv, cwd, env) if hasattr(os, "posix_spawn") else None

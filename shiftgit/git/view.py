@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 
 from shiftgit.errors import GitError, LedgerError, UsageError
-from shiftgit.git.notestree import CatFile, parse_tree, run_git
+from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
+from shiftgit.git.rawgit import communicate
 from shiftgit.textsafe import path_text
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
@@ -125,6 +126,22 @@ class Change(NamedTuple):
 def staged(root: Where, env: Mapping[str, str], base: str) -> list[Change]:
     """`git diff-index --cached` against `base` (HEAD, or the empty tree), renames off."""
     return _raw_changes(git(root, env, "diff-index", "--cached", "-z", "--no-renames", base))
+
+
+def staged_on_head(objects: Objects, root: Where, env: Mapping[str, str]) -> tuple[str | None, list[Change]]:
+    """HEAD's id and what the index changes against it (`staged`; against the empty tree on an unborn branch).
+    `diff-index` starts before cat-file is asked for HEAD: the two git processes work at the same time."""
+    argv = ["diff-index", "--cached", "-z", "--no-renames", "HEAD"]
+    proc = start_git(root, env, argv)
+    try:
+        head = objects.resolve("HEAD")
+    finally:
+        code, out, err = communicate(proc, None)
+    if head is None:  # unborn: that diff-index failed; this one diffs against the empty tree
+        return None, staged(root, env, empty_tree(root, env))
+    if code != 0:
+        raise GitError(argv, err.decode("utf-8", "replace"))
+    return head, _raw_changes(out.decode("utf-8", "surrogateescape"))
 
 
 def committed(root: Where, env: Mapping[str, str], base: str, commit: str) -> list[Change]:
