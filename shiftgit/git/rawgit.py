@@ -189,7 +189,8 @@ class Process:
 
 def _which(name: str, env: Mapping[str, str]) -> str:
     """`name` on the PATH of `env`, as subprocess looks it up."""
-    for folder in os.get_exec_path(dict(env)):
+    path = env.get("PATH")  # os.get_exec_path's lookup, without the warnings module it imports
+    for folder in (os.defpath if path is None else path).split(os.pathsep):
         path = os.path.join(folder, name)
         if os.access(path, os.X_OK) and not os.path.isdir(path):
             return path

@@ -159,8 +159,8 @@ def known(git_dir: str | Path) -> set[str]:
         hit = _READ.get(target)
         if hit is not None and hit[0] == key:
             return hit[1]
-        with open(target, encoding="ascii", errors="replace") as handle:
-            ids = set(handle.read().split())
+        with open(target, "rb") as handle:  # bytes: a text file's ascii codec is one more import for the hooks
+            ids = set(handle.read().decode("ascii", "replace").split())
     except FileNotFoundError:
         return set()
     _READ[target] = (key, ids)  # read after the stat: never older than the key says
