@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from shiftgit.git import gate
 from shiftgit.git import view as gitview
 from shiftgit.ledger import diff as ledgerdiff
 from shiftgit.ledger import model as ledger
+from shiftgit.ledger import validated
 
 LEDGER = ".shift/runs/demo/ledger.json"
 BROKEN = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"
@@ -284,6 +286,15 @@ def test_ledgers_shiftgit_wrote_are_recorded_as_validated(run_repo: Repo) -> Non
     blob = run_repo.git("hash-object", LEDGER).strip()
     git_dir = run_repo.git("rev-parse", "--absolute-git-dir").strip()
     assert blob in (run_repo.path / git_dir / "shift" / "validated").read_text().split()
+    assert validated.known_of(run_repo.path / git_dir, [blob, blob[:20], "f" * 40]) == {blob}
+
+
+def test_the_gate_finds_a_validated_id_only_as_a_whole_token(tmp_path: Path) -> None:
+    one, two = "a" * 40, "b" * 64
+    validated.record(tmp_path, [b"{}"])
+    (tmp_path / "shift" / "validated").write_text(f"{one} {two} written:{one}\nconfig-{two[:40]}\n")
+    assert validated.known_of(tmp_path, [one, two, two[:40], one[1:], "written:" + one]) == {one, two, "written:" + one}
+    assert validated.known_of(tmp_path, [two[:40]]) == frozenset() == validated.known_of(tmp_path / "none", [one])
 
 
 # -- the pure rules ---------------------------------------------------------------------------------

@@ -365,3 +365,20 @@ def test_the_commit_path_imports_no_click_pygit2_or_jsonschema(run_repo: Repo) -
     assert "shiftgit.ledger.quickschema" not in imported(run_repo, "pre-commit")  # and remembers it did
     assert run_repo.commit("light").returncode == 0
     assert not heavy & imported(run_repo, "post-commit")
+
+
+def test_the_gate_judges_the_first_commit_of_an_unborn_branch(tmp_path: Path) -> None:
+    """No HEAD yet: the index is judged against the empty tree (the diff against HEAD git started cannot be)."""
+    repo = Repo(tmp_path / "unborn")
+    repo.path.mkdir()
+    repo.git("init", "-q", "-b", "main")
+    repo.ok("init", "--hooks", "git")
+    repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    repo.write("calc.py", BROKEN)
+    repo.ok("checkpoint", "--step", "first", "--next", "second")
+    repo.write("extra.py", "x = 1\n")  # staged, but not in the checkpoint
+    refused = repo.commit("first")
+    assert refused.returncode == 1 and "[rule 3]" in refused.stderr and "extra.py" in refused.stderr, refused.stderr
+    (repo.path / "extra.py").unlink()
+    assert repo.commit("first").returncode == 0
+    assert (note(repo) or "").startswith("shiftgit: demo #1 ")

@@ -6,6 +6,7 @@ A hostile clone writes the ledger by hand: these tests do the same, then run the
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -182,3 +183,11 @@ def test_textsafe_round_trips_what_it_quotes() -> None:
     cut = textsafe.quote("\x1b" * 40, 20)
     assert cut.endswith('…"') and cut.count("\\u001b") == 3
     assert textsafe.quote_argv(["a\nb", 'c"']) == '["a\\nb", "c\\""]'
+
+
+def test_every_character_textsafe_escapes_is_one_str_isprintable_refuses() -> None:
+    """escape, visible and has_control skip the regex for printable text: that must never let one through."""
+    control = re.compile(f"[{textsafe._CONTROL}]")
+    assert not [hex(code) for code in range(0x110000) if control.match(chr(code)) and chr(code).isprintable()]
+    assert textsafe.visible("plain é text") == "plain é text" and textsafe.escape("plain") == "plain"
+    assert textsafe.visible("a\u2066b") == "a\\u2066b" and textsafe.escape('"') == '\\"'

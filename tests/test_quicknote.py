@@ -152,6 +152,7 @@ def test_the_shims_python_runs_without_site_and_loads_it_for_jsonschema(run_repo
     proc, imported = hook_imports(run_repo, "pre-commit")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not {"site", "jsonschema", "click"} & imported
+    assert not {"typing", "pathlib", "hashlib", "_hashlib", "subprocess", "dataclasses"} & imported  # issue 17
     assert run_repo.run(["git", "commit", "-q", "-m", "unvalidated"]).returncode == 0
     _, imported = hook_imports(run_repo, "post-commit")  # the note is there: nothing to write
     assert not {"site", "subprocess", "json", "re", "pathlib", "typing", "hashlib"} & imported

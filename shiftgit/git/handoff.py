@@ -25,7 +25,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+    Doc = Mapping[str, Any]
 
 NOTE_VERSION = 1
 MAX_FILES = 4
@@ -33,8 +38,6 @@ MAX_FAILING = 3
 MAX_LINES = 8
 MAX_LINE = 150  # characters
 MAX_BYTES = 1200
-
-Doc = Mapping[str, Any]
 
 
 def checkpoint_of(ledger: Any) -> dict[str, Any] | None:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
 
 from shiftgit.errors import ShiftError
 from shiftgit.git import fence, gate, handoff
@@ -26,8 +24,10 @@ from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.view import Objects
 
+TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
-    pass
+    from pathlib import Path
+    from typing import TextIO
 
 BLOCKING = ("pre-commit", "commit-msg", "pre-push")  # their failure stops the commit or the push
 ARCHIVE_REF = "refs/shift/archive"  # = ledger.store.ARCHIVE_REF (not imported: the commit path stays light)
@@ -40,7 +40,7 @@ def run_hook(name: str, args: list[str], *, cwd: str | Path | None = None, envir
     env = os.environ if environ is None else environ
     err = stderr or sys.stderr
     try:
-        root = _root(Path(cwd or os.getcwd()), env)
+        root = _root(os.fspath(cwd or os.getcwd()), env)
     except ShiftError as exc:  # run by hand outside a work tree, or in a bare repository: nothing to judge
         print(f"shiftgit {name}: not inside a git work tree, nothing to do ({_line(str(exc))})", file=err)
         return 0
@@ -61,11 +61,11 @@ def _line(text: str) -> str:
     return textsafe.one_line(text, 600)
 
 
-def _root(cwd: Path, environ: Mapping[str, str]) -> Path:
+def _root(cwd: str, environ: Mapping[str, str]) -> str:
     """Git runs hooks at the top of the work tree; a hand-run hook may be below it."""
-    if environ.get("GIT_DIR") or (cwd / ".git").exists():
+    if environ.get("GIT_DIR") or os.path.exists(os.path.join(cwd, ".git")):
         return cwd
-    return Path(gitview.git(cwd, gitview.hook_env(environ), "rev-parse", "--show-toplevel").strip())
+    return gitview.git(cwd, gitview.hook_env(environ), "rev-parse", "--show-toplevel").strip()
 
 
 # -- pre-commit: the gate ---------------------------------------------------------------------------
@@ -92,7 +92,7 @@ def pre_commit(ctx: Context) -> int:
     return 0
 
 
-def _prepare_note(gitdir: Path, staging: gate.Staging, changes: list[tuple[str, str | None, str | None]]) -> None:
+def _prepare_note(gitdir: str, staging: gate.Staging, changes: list[tuple[str, str | None, str | None]]) -> None:
     """The commit's handoff note, rendered now from the ledgers the gate holds, for post-commit to write
     (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise."""
     from shiftgit.git import quicknote
@@ -115,8 +115,7 @@ def _scan_ledgers(ctx: Context) -> int:
     """No active run here: no gate, but no staged ledger may carry a secret into git either."""
     env = ctx.env
     with Objects(ctx.root, env) as objects:
-        head = objects.resolve("HEAD")
-        changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
+        head, changes = gitview.staged_on_head(objects, ctx.root, env)
         touched = [(m.group(1), c) for c in changes if (m := gitview.LEDGER.match(c.path)) and c.new]
         blobs = objects.read([c.new for _, c in touched if c.new])
     ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
@@ -135,7 +134,7 @@ def _claim(ctx: Context, run: str) -> fence.Claim | None:
     return fence.newest(lambda *argv: gitview.git(ctx.root, ctx.env, *argv), run)
 
 
-def read_staging(ctx: Context, gitdir: Path, run: str,
+def read_staging(ctx: Context, gitdir: str, run: str,
                  ledger_changes: list[tuple[str, str | None, str | None]] | None = None) -> gate.Staging:
     """The index git hands the hook, as the gate needs it: one diff-index, one cat-file. `ledger_changes`
     gets each staged ledger's (path, HEAD's blob, staged blob)."""
@@ -143,8 +142,7 @@ def read_staging(ctx: Context, gitdir: Path, run: str,
 
     env = ctx.env
     with Objects(ctx.root, env) as objects:
-        head = objects.resolve("HEAD")
-        changes = gitview.staged(ctx.root, env, head or gitview.empty_tree(ctx.root, env))
+        head, changes = gitview.staged_on_head(objects, ctx.root, env)
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
         touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
         if ledger_changes is not None:
@@ -152,10 +150,11 @@ def read_staging(ctx: Context, gitdir: Path, run: str,
         ledgers = _ledgers(objects, run, touched)
         config, published = objects.read([f":{gitview.CONFIG}", f"{fence.LEDGERS}{run}:ledger.json"])
         claim = _claims(objects, run, gitview.parse_config(config)) if paths else None
-    worktree = ctx.root / gitview.ledger_path(run)
+    worktree = os.path.join(ctx.root, gitview.ledger_path(run))
+    blobs = [ledger.blob for ledger in ledgers.values() if ledger.blob]
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
-                        validated=frozenset(validated.known(gitdir)),
-                        worktree_ledger=worktree.read_bytes() if worktree.is_file() else None, newest_claim=claim,
+                        validated=validated.known_of(gitdir, blobs),
+                        worktree_ledger=_read(worktree) if os.path.isfile(worktree) else None, newest_claim=claim,
                         published=published)
 
 
@@ -195,7 +194,7 @@ def _blob_id(data: bytes) -> str:
     return blob_ids(data)[0]
 
 
-def _remember_validated(gitdir: Path, staging: gate.Staging) -> None:
+def _remember_validated(gitdir: str, staging: gate.Staging) -> None:
     """Ledgers the gate just schema-checked need no second check (a refused commit is often retried)."""
     from shiftgit.ledger import validated
 
@@ -216,11 +215,12 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
     return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
 
 
-def _leave_trailers(gitdir: Path, lines: list[str]) -> None:
+def _leave_trailers(gitdir: str, lines: list[str]) -> None:
     """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python."""
-    path = gitdir / "shift" / TRAILERS
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in [str(os.getppid()), *lines]), encoding="utf-8")
+    folder = os.path.join(gitdir, "shift")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
+        handle.write("".join(f"{line}\n" for line in [str(os.getppid()), *lines]))
 
 
 def commit_msg(ctx: Context) -> int:
@@ -229,7 +229,7 @@ def commit_msg(ctx: Context) -> int:
     run = gitview.active_run(ctx.root, gitdir, ctx.environ)
     if not ctx.args or run is None:
         return 0
-    message = ctx.root / ctx.args[0]
+    message = os.path.join(ctx.root, ctx.args[0])
     if not _has_content(_read(message) or b""):
         return 0  # an empty message aborts the commit: a trailer must not rescue it
     path = gitview.ledger_path(run)
@@ -239,7 +239,7 @@ def commit_msg(ctx: Context) -> int:
     if lines:
         args = [a for line in lines for a in ("--trailer", line)]
         gitview.git(ctx.root, ctx.env, "interpret-trailers", "--in-place", "--if-exists", "replace", *args,
-                    str(message))
+                    message)
     return 0
 
 
@@ -252,9 +252,10 @@ def _has_content(message: bytes) -> bool:
     return False
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str) -> bytes | None:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
 
@@ -291,17 +292,20 @@ def post_merge(ctx: Context) -> int:
 
 def pre_push(ctx: Context) -> int:
     """Refuse a push whose commits break the gate (see `git/ci.py`); SHIFT_SKIP passes, kept in notes."""
+    from pathlib import Path
+
     from shiftgit.git import ci
 
     specs = push_ranges(ctx)
-    commits = list(dict.fromkeys(c for spec in specs for c in ci.commits_in(ctx.root, ctx.env, spec)))
-    verdicts = ci.judge(ctx.root, ctx.env, commits) if commits else []
+    root = Path(ctx.root)
+    commits = list(dict.fromkeys(c for spec in specs for c in ci.commits_in(root, ctx.env, spec)))
+    verdicts = ci.judge(root, ctx.env, commits) if commits else []
     failed = [v for v in verdicts if v.status == "failed"]
     if not failed:
         return 0
     reason = ctx.environ.get("SHIFT_SKIP")
     if reason:
-        ci.record_skip(ctx.root, [v.commit for v in failed], reason)
+        ci.record_skip(root, [v.commit for v in failed], reason)
         ctx.say(f"shiftgit: push gate skipped (SHIFT_SKIP): {reason} — kept in the notes of {len(failed)} "
                 "commit(s); `shiftgit sync` shares those notes with the remote (and with CI)")
         return 0

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import IO, Any, NamedTuple
 
 from shiftgit.errors import GitError
 from shiftgit.git import rawgit
 from shiftgit.git.rawgit import object_id, pack, tree_body
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
+if TYPE_CHECKING:
+    from typing import IO, Any, NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 _TREE = "40000"
 _NOTE_MODE = "100644"
@@ -83,13 +87,13 @@ def _build(paths: Mapping[str, Entry], width: int, out: list[Made]) -> Entry:
     return Entry(_TREE, out[-1][0])
 
 
-def unpack(cwd: str | Path, env: dict[str, str], objects: list[Obj], width: int) -> None:
+def unpack(cwd: str | os.PathLike[str], env: dict[str, str], objects: list[Obj], width: int) -> None:
     """Write objects with one `git unpack-objects`, from a version-2 pack of whole objects."""
     argv = ["unpack-objects", "-q"]
     checked(argv, run_git(cwd, env, argv, pack(objects, width)))
 
 
-def store_big_batch(cwd: str | Path, env: dict[str, str], blobs: list[bytes]) -> list[bytes]:
+def store_big_batch(cwd: str | os.PathLike[str], env: dict[str, str], blobs: list[bytes]) -> list[bytes]:
     """Store a big batch of blobs as one pack (one `git fast-import`); returns the blobs still to write."""
     if len(blobs) < _BIG_BATCH:
         return blobs
@@ -169,7 +173,7 @@ class CatFile:
 
     argv = ("cat-file", "--batch")
 
-    def __init__(self, cwd: str | Path, env: dict[str, str]) -> None:
+    def __init__(self, cwd: str | os.PathLike[str], env: dict[str, str]) -> None:
         self.proc: Any = _process(list(self.argv), cwd, env)
 
     def __enter__(self) -> CatFile:
@@ -228,7 +232,8 @@ class Completed(NamedTuple):
     stderr: bytes
 
 
-def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str], data: bytes | None = None) -> Completed:
+def run_git(cwd: str | os.PathLike[str], env: Mapping[str, str], argv: list[str],
+            data: bytes | None = None) -> Completed:
     """git ARGV in `cwd`: without the subprocess module (its import costs the hooks ~5 ms) for small input."""
     if hasattr(os, "posix_spawn") and len(data or b"") <= rawgit.SMALL_INPUT:
         started = _spawned(argv, cwd, env)
@@ -240,7 +245,12 @@ def run_git(cwd: str | Path, env: Mapping[str, str], argv: list[str], data: byte
     return Completed(proc.returncode, proc.stdout, proc.stderr)
 
 
-def _process(argv: list[str], cwd: str | Path, env: Mapping[str, str]) -> Any:
+def start_git(cwd: str | os.PathLike[str], env: Mapping[str, str], argv: list[str]) -> Any:
+    """git ARGV started, not waited for (`rawgit.communicate` finishes it): it works while the caller does."""
+    return _process(argv, cwd, env)
+
+
+def _process(argv: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str]) -> Any:
     """A running git with pipes to stdin, from stdout and stderr (rawgit.Process, else subprocess.Popen)."""
     started = _spawned(argv, cwd, env) if hasattr(os, "posix_spawn") else None
     if started is not None:
@@ -251,7 +261,7 @@ def _process(argv: list[str], cwd: str | Path, env: Mapping[str, str]) -> Any:
                             stderr=subprocess.PIPE)
 
 
-def _spawned(argv: list[str], cwd: str | Path, env: Mapping[str, str]) -> rawgit.Process | None:
+def _spawned(argv: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str]) -> rawgit.Process | None:
     """git started with posix_spawn, or None when it cannot be (another directory, no standard streams):
     subprocess starts it then. A missing git raises FileNotFoundError, as subprocess does."""
     try:
@@ -309,7 +319,6 @@ def note_text(commit: str, blob: tuple[str, str, bytes] | None) -> str:
 
 
 # -- shared with the other hot path, the git hooks (shiftgit.gitview) -------------------------------
-
 
 
 def parse_tree(data: bytes, width: int) -> dict[str, Entry]:

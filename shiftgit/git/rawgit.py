@@ -8,6 +8,7 @@ threading, selectors) costs as much as the whole post-commit hook's work, and ha
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -81,8 +82,11 @@ def hasher(width: int) -> Callable[[bytes], Any]:
         if width == 40:
             from _sha1 import sha1
             found: Callable[[bytes], Any] = sha1
+        elif sys.version_info >= (3, 12):  # by version: a failed import under the hooks' `python -S` loads site
+            from _sha2 import sha256
+            found = sha256
         else:
-            from _sha256 import sha256  # Python 3.11; 3.12 renamed it _sha2
+            from _sha256 import sha256
             found = sha256
         return found
     except ImportError:
@@ -189,7 +193,8 @@ class Process:
 
 def _which(name: str, env: Mapping[str, str]) -> str:
     """`name` on the PATH of `env`, as subprocess looks it up."""
-    for folder in os.get_exec_path(dict(env)):
+    path = env.get("PATH")  # os.get_exec_path's lookup, without the warnings module it imports
+    for folder in (os.defpath if path is None else path).split(os.pathsep):
         path = os.path.join(folder, name)
         if os.access(path, os.X_OK) and not os.path.isdir(path):
             return path

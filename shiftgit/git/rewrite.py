@@ -15,6 +15,8 @@ commits are those of ORIG_HEAD..HEAD, whose copied notes stand in for the old on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shiftgit.git import handoff
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
@@ -48,7 +50,7 @@ def post_rewrite(ctx: Context) -> int:
     from shiftgit.git import repair
 
     try:
-        repair.repair(ctx.root, ctx.env, ["--max-count=200", "HEAD"])  # notes a killed post-commit never wrote
+        repair.repair(Path(ctx.root), ctx.env, ["--max-count=200", "HEAD"])  # notes a killed post-commit never wrote
     except ShiftError as err:  # the rewrite itself is done; `shiftgit notes repair` can be run by hand
         ctx.say(f"shiftgit: post-rewrite: notes repair skipped: {err}")
     return 0

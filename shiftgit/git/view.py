@@ -12,12 +12,20 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, NamedTuple
 
 from shiftgit.errors import GitError, LedgerError, UsageError
-from shiftgit.git.notestree import CatFile, parse_tree, run_git
+from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
+from shiftgit.git.rawgit import communicate
 from shiftgit.textsafe import path_text
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    Where = str | os.PathLike[str]  # a directory: the hooks pass str (no pathlib on the commit path)
+    LedgerChanges = dict[str, tuple[Any, Any]]
+else:
+    from shiftgit.tuples import NamedTuple
 
 RUNS = ".shift/runs"
 CONFIG = ".shift/config.json"
@@ -41,7 +49,7 @@ def hook_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def git(root: Path, env: Mapping[str, str], *argv: str, input: bytes | None = None) -> str:
+def git(root: Where, env: Mapping[str, str], *argv: str, input: bytes | None = None) -> str:
     proc = run_git(root, dict(env), list(argv), input)  # not subprocess: its import costs the hooks ~5 ms
     if proc.returncode != 0:
         raise GitError(list(argv), proc.stderr.decode("utf-8", "replace"))
@@ -50,40 +58,42 @@ def git(root: Path, env: Mapping[str, str], *argv: str, input: bytes | None = No
 
 # -- where things are -------------------------------------------------------------------------------
 
-def git_dir(root: Path, environ: Mapping[str, str]) -> Path:
+def git_dir(root: Where, environ: Mapping[str, str]) -> str:
     """This worktree's git dir without a git process: $GIT_DIR, `.git/`, or the `gitdir:` in `.git`."""
     if environ.get("GIT_DIR"):
-        return root / environ["GIT_DIR"]  # an absolute $GIT_DIR replaces root
-    dot = root / ".git"
-    if dot.is_dir():
+        return os.path.join(root, environ["GIT_DIR"])  # an absolute $GIT_DIR replaces root
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
         return dot
-    if dot.is_file():
-        text = dot.read_text("utf-8", "surrogateescape").strip()
+    if os.path.isfile(dot):
+        with open(dot, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read().strip()
         if text.startswith("gitdir:"):
-            return root / text[len("gitdir:"):].strip()
-    return Path(git(root, hook_env(environ), "rev-parse", "--absolute-git-dir").strip())
+            return os.path.join(root, text[len("gitdir:"):].strip())
+    return git(root, hook_env(environ), "rev-parse", "--absolute-git-dir").strip()
 
 
-def active_run(root: Path, gitdir: Path, environ: Mapping[str, str]) -> str | None:
+def active_run(root: Where, gitdir: Where, environ: Mapping[str, str]) -> str | None:
     """SHIFT_RUN, else this worktree's pointer (`<git-dir>/shift/active`) when its ledger exists."""
     named = environ.get("SHIFT_RUN")
     if named:
         if not RUN_ID.match(named):
             raise UsageError(f"SHIFT_RUN={named!r} is not a run id; unset it or name a run (e.g. SHIFT_RUN=fix-login)")
         return named
-    pointer = gitdir / "shift" / "active"
+    pointer = os.path.join(gitdir, "shift", "active")
     try:
-        run = pointer.read_text("utf-8").strip()
+        with open(pointer, encoding="utf-8") as handle:
+            run = handle.read().strip()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise _bad_pointer(pointer, getattr(exc, "strerror", None) or "not UTF-8 text") from None
     if run and not RUN_ID.match(run):
         raise _bad_pointer(pointer, f"it holds {run[:40]!r}, not a run id")
-    return run if run and (root / ledger_path(run)).is_file() else None
+    return run if run and os.path.isfile(os.path.join(root, ledger_path(run))) else None
 
 
-def _bad_pointer(pointer: Path, why: str) -> UsageError:
+def _bad_pointer(pointer: str, why: str) -> UsageError:
     return UsageError(f"the active-run pointer {pointer} cannot be read ({why}); remove it (`rm -r {pointer}`), "
                       "then pick the run with `shiftgit resume RUN`")
 
@@ -113,12 +123,28 @@ class Change(NamedTuple):
     new: str | None
 
 
-def staged(root: Path, env: Mapping[str, str], base: str) -> list[Change]:
+def staged(root: Where, env: Mapping[str, str], base: str) -> list[Change]:
     """`git diff-index --cached` against `base` (HEAD, or the empty tree), renames off."""
     return _raw_changes(git(root, env, "diff-index", "--cached", "-z", "--no-renames", base))
 
 
-def committed(root: Path, env: Mapping[str, str], base: str, commit: str) -> list[Change]:
+def staged_on_head(objects: Objects, root: Where, env: Mapping[str, str]) -> tuple[str | None, list[Change]]:
+    """HEAD's id and what the index changes against it (`staged`; against the empty tree on an unborn branch).
+    `diff-index` starts before cat-file is asked for HEAD: the two git processes work at the same time."""
+    argv = ["diff-index", "--cached", "-z", "--no-renames", "HEAD"]
+    proc = start_git(root, env, argv)
+    try:
+        head = objects.resolve("HEAD")
+    finally:
+        code, out, err = communicate(proc, None)
+    if head is None:  # unborn: that diff-index failed; this one diffs against the empty tree
+        return None, staged(root, env, empty_tree(root, env))
+    if code != 0:
+        raise GitError(argv, err.decode("utf-8", "replace"))
+    return head, _raw_changes(out.decode("utf-8", "surrogateescape"))
+
+
+def committed(root: Where, env: Mapping[str, str], base: str, commit: str) -> list[Change]:
     """What `commit` changed against `base` (its parent, or the empty tree), renames off."""
     return _raw_changes(git(root, env, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base, commit))
 
@@ -133,7 +159,7 @@ def _raw_changes(out: str) -> list[Change]:
     return changes
 
 
-def empty_tree(root: Path, env: Mapping[str, str]) -> str:
+def empty_tree(root: Where, env: Mapping[str, str]) -> str:
     """The empty tree's id in this repository's hash (sha1 or sha256); an unborn branch diffs against it."""
     return git(root, env, "hash-object", "-t", "tree", "--stdin", input=b"").strip()
 
@@ -147,7 +173,7 @@ def _blob(oid: str) -> str | None:
 class Objects:
     """One `git cat-file --batch` for a hook: names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
 
-    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, root: Where, env: Mapping[str, str]) -> None:
         self.cat = CatFile(root, dict(env))
 
     def __enter__(self) -> Objects:
@@ -209,9 +235,6 @@ class Objects:
             return {}
         return {name: entry.oid for name, entry in parse_tree(answer[2], len(answer[0])).items()
                 if entry.kind in ("tree", "blob")}
-
-
-LedgerChanges = dict[str, tuple[Any, Any]]
 
 
 def ledger_changes(objects: Objects, commit: str) -> LedgerChanges:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"

@@ -17,12 +17,19 @@ took it: an epoch no takeover recorded, or an epoch going down along the chain, 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
-Doc = Mapping[str, Any]
+from shiftgit.ledger.validated import sha256  # CPython's own sha256: no OpenSSL load in the commit gate
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    Doc = Mapping[str, Any]
+else:
+    from shiftgit.tuples import NamedTuple
+
 PREFIX = "sha256:"
 CHAIN_KEYS = ("prev", "epoch")  # recorded on every checkpoint since the chain began
 
@@ -49,7 +56,8 @@ def digest(point: Doc) -> str:
     """The digest later checkpoints chain to (a note's added `run` key is not part of the checkpoint)."""
     body = {k: v for k, v in point.items() if k != "run"}
     text = json.dumps(_normal(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    hexdigest: str = sha256(text.encode("utf-8")).hexdigest()
+    return PREFIX + hexdigest
 
 
 def is_chained(point: Any) -> bool:

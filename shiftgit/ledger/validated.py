@@ -13,9 +13,13 @@ again what it kept, `incremental.py`) carries a third token.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
@@ -49,9 +53,10 @@ _FOUND: list[tuple[Any, Any]] = []
 def _find_hashes() -> tuple[Any, Any]:
     try:
         from _sha1 import sha1
-        try:
-            from _sha2 import sha256  # 3.12 and later
-        except ImportError:
+
+        if sys.version_info >= (3, 12):  # asked by version: a failed import under the hooks' `python -S` loads site
+            from _sha2 import sha256
+        else:
             from _sha256 import sha256
         return sha1, sha256
     except ImportError:
@@ -69,6 +74,8 @@ def blob_id(data: bytes, *, sha256: bool = False) -> str:
 
 
 def path(git_dir: str | Path) -> Path:
+    from pathlib import Path
+
     return Path(_file(git_dir))
 
 
@@ -78,8 +85,8 @@ def _file(git_dir: str | Path) -> str:
 
 def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
     """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted)."""
-    target = path(git_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = _file(git_dir)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     lines = "".join(_line(blob_ids(blob), written) for blob in data).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
@@ -100,10 +107,12 @@ def _line(ids: tuple[str, str], written: bool) -> str:
     return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + "\n"
 
 
-def _trim(target: Path) -> None:
-    kept = target.read_bytes().splitlines(keepends=True)[-KEEP:]
-    tmp = target.with_name(f".{NAME}.{os.getpid()}.tmp")
-    tmp.write_bytes(b"".join(kept))
+def _trim(target: str) -> None:
+    with open(target, "rb") as handle:
+        kept = handle.read().splitlines(keepends=True)[-KEEP:]
+    tmp = os.path.join(os.path.dirname(target), f".{NAME}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(b"".join(kept))
     os.replace(tmp, target)
 
 
@@ -150,9 +159,31 @@ def known(git_dir: str | Path) -> set[str]:
         hit = _READ.get(target)
         if hit is not None and hit[0] == key:
             return hit[1]
-        with open(target, encoding="ascii", errors="replace") as handle:
-            ids = set(handle.read().split())
+        with open(target, "rb") as handle:  # bytes: a text file's ascii codec is one more import for the hooks
+            ids = set(handle.read().decode("ascii", "replace").split())
     except FileNotFoundError:
         return set()
     _READ[target] = (key, ids)  # read after the stat: never older than the key says
     return ids
+
+
+def known_of(git_dir: str | Path, ids: Iterable[str]) -> frozenset[str]:
+    """Which of `ids` are recorded: searched for in the file's bytes, each as a whole token. The commit gate asks
+    about one ledger or two, and a set of every line (`known`) costs a few ms once the file nears MAX_BYTES."""
+    try:
+        with open(_file(git_dir), "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return frozenset()
+    return frozenset(oid for oid in ids if _has_token(data, oid.encode("ascii", "replace")))
+
+
+def _has_token(data: bytes, token: bytes) -> bool:
+    """`token` in `data.split()`, without splitting (a token is never empty)."""
+    start = 0
+    while token and (at := data.find(token, start)) >= 0:
+        end = at + len(token)
+        if (at == 0 or data[at - 1:at].isspace()) and (end == len(data) or data[end:end + 1].isspace()):
+            return True
+        start = at + 1
+    return False
