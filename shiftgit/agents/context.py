@@ -83,26 +83,28 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
             "unreadable_lines": transcript.skipped}
     message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
                f"{_json(meta)}")
-    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "").commit
+    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "",
+                            by=ahead.by).commit
     _publish(store)
     return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
 
 
 class _Ahead:
-    """`shiftrefs.tip` of the run's context ref and `Repo.signs` (cached), in a thread started at once."""
+    """`shiftrefs.tip` of the run's context ref and `shiftrefs.writer` (`by`), in a thread started at once."""
 
     def __init__(self, store: Store, run: str) -> None:
         import threading
 
         self.store, self.run = store, run
         self.result: shiftrefs.Tip | BaseException | None = None
+        self.by: shiftrefs.Writer | None = None
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
     def _read(self) -> None:
         try:
             self.result = shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
-            self.store.repo.signs()
+            self.by = shiftrefs.writer(self.store.repo)
         except BaseException as exc:  # raised in the caller's thread
             self.result = exc if self.result is None else self.result
 
