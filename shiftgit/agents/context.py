@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shiftgit.agents import private, transcache
 from shiftgit.agents.compaction import Settings, compact
-from shiftgit.agents.transcripts import Transcript, read
+from shiftgit.agents.transcripts import Transcript
 from shiftgit.errors import UsageError
 from shiftgit.git import shiftrefs
 from shiftgit.ledger.store import Store
@@ -66,11 +67,12 @@ def _count(value: Any, least: int, default: int) -> int:
 def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
          turn: int | None = None, parsed: Transcript | None = None, size: int | None = None) -> Saved | None:
     """Compact the transcript at `path` (`parsed`: already read; `size`: its first bytes only, agents/transcripts.py)
-    and store it; None when the stored text is already this one. An unreadable or unknown transcript raises
-    UsageError before anything is written. The ref's tip and the signing config are read by a thread meanwhile:
-    their git processes run beside the parsing (a pre-compact hook waits for all of it)."""
+    and store it; None when the stored text is already this one. A JSONL transcript's lines parsed by an earlier
+    save are not parsed again (agents/transcache.py). An unreadable or unknown transcript raises UsageError before
+    anything is written. The ref's tip and the commit's author (`git var`) are read by a thread meanwhile: their
+    git processes run beside the parsing (a pre-compact hook waits for all of it)."""
     ahead = _Ahead(store, run)
-    transcript = parsed if parsed is not None else read(path, size)
+    transcript = parsed if parsed is not None else transcache.read(path, size, private.path(store.repo, "transcripts"))
     document = store.document(run)  # an unknown or broken run fails here, before any write
     text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
     last = ahead.tip()
