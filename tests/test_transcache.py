@@ -39,14 +39,32 @@ def test_a_growing_transcript_is_parsed_once_and_read_as_a_whole(tmp_path: Path,
         data = path.read_bytes()
         known = transcache._load(kept[0], str(path.resolve()), data, len(data))
         assert known is not None and known.offset == len(data)  # the parse kept reaches the end
-        marked = known._replace(entries=[e._replace(text="KEPT-MARK") for e in known.entries])
-        transcache._store(kept[0], marked)  # what is kept is what is used: the kept lines are not parsed again
-        assert "KEPT-MARK" in str(transcache.read(path, None, folder).entries)
-        transcache._store(kept[0], known)
+        saved = kept[0].read_bytes()
+        transcache._write(kept[0], [(transcache.__version__, known.path, known.format),
+                                    (0, known.offset, known.crc, known.state, known.skipped,
+                                     [tuple(e._replace(text="KEPT-MARK")) for e in known.entries])])
+        assert "KEPT-MARK" in str(transcache.read(path, None, folder).entries)  # the kept lines are used
+        kept[0].write_bytes(saved)
     with path.open("ab") as handle:  # a line being written: parsed (skipped) now, never kept
         handle.write(lines[0][:20])
     assert same(path, folder).skipped == 1
     assert same(path, folder, size=len(b"".join(lines))).skipped == 0  # as the hook saw it
+
+
+def test_an_earlier_size_and_records_written_at_once_read_right(tmp_path: Path) -> None:
+    lines, folder, path = lines_of(tf.claude, tmp_path), tmp_path / "cache", tmp_path / "session.jsonl"
+    for end in (60, 61, 75, 90):
+        path.write_bytes(b"".join(lines[:end]))
+        same(path, folder)
+    same(path, folder, size=len(b"".join(lines[:70])))  # a job redone with the size its hook saw: fewer bytes
+    kept = next(folder.glob("*.bin"))
+    again = kept.read_bytes()
+    chunks = len(transcache.MAGIC) + 8 + int.from_bytes(again[len(transcache.MAGIC):len(transcache.MAGIC) + 4], "big")
+    kept.write_bytes(again + again[chunks:])  # every record of lines twice, as two writers could leave them
+    path.write_bytes(b"".join(lines))
+    data = path.read_bytes()
+    assert transcache._load(kept, str(path.resolve()), data, len(data)) is not None  # the repeats are passed over
+    assert same(path, folder).entries
 
 
 @pytest.mark.parametrize("damage", ["rewritten", "cache garbage", "cache truncated"])
@@ -60,7 +78,9 @@ def test_a_changed_file_or_a_damaged_cache_costs_a_whole_parse_never_a_wrong_one
         path.write_bytes(b"".join(lines[:70]).replace(b"TURN-MARK-001", b"TURN-MARK-999"))
     elif damage == "cache garbage":
         kept.write_bytes(b"not a cache")
-    else:
+    else:  # a record cut short: the ones before it still count, the rest is parsed again
+        path.write_bytes(b"".join(lines[:80]))
+        same(path, folder)
         kept.write_bytes(kept.read_bytes()[:-50])
     assert "TURN-MARK-999" in str(same(path, folder).entries) or damage != "rewritten"
 
