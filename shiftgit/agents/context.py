@@ -105,8 +105,9 @@ class _Ahead:
 
     def _read(self) -> None:
         try:
+            by = shiftrefs.ask_writer(self.store.repo)  # both git processes run at once
             self.result = shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
-            self.by = shiftrefs.writer(self.store.repo)
+            self.by = by()
         except BaseException as exc:  # raised in the caller's thread
             self.result = exc if self.result is None else self.result
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from shiftgit.errors import GitError
@@ -53,12 +53,29 @@ def writer(repo: Repo) -> Writer | None:
     """The author and committer lines and the id width, from one `git var -l` (config and identities); None when
     `commit-tree` must write the commit: the user signs commits (`user.signingkey`, as `Repo.signs`), sets
     `i18n.commitEncoding`, or has no explicit name and email (git would ask, `identity_env` falls back)."""
+    return ask_writer(repo)()
+
+
+def ask_writer(repo: Repo) -> Callable[[], Writer | None]:
+    """`writer`, its `git var -l` started now and read when the returned function is called (a caller's thread
+    starts it first: its other git process and the caller's own work then run beside it)."""
     try:
-        rc, out = rawgit.run(["-C", str(repo.root), "var", "-l"], clean_env())
+        pid, (to_git, from_git) = rawgit.spawn(["-C", str(repo.root), "var", "-l"], clean_env(), stderr="null")
     except OSError:
-        return None
-    if rc != 0:
-        return None
+        return lambda: None
+    os.close(to_git)
+
+    def answer() -> Writer | None:
+        with open(from_git, "rb") as stdout:
+            out = stdout.read()
+        if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+            return None
+        return _writer(out)
+
+    return answer
+
+
+def _writer(out: bytes) -> Writer | None:
     values: dict[str, str] = {}
     for line in out.decode("utf-8", "surrogateescape").split("\n"):
         key, sep, value = line.partition("=")
