@@ -266,7 +266,8 @@ def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
 
 
 def test_the_briefing_provenance_in_one_git_process_says_what_record_says(fresh: Repo) -> None:
-    """agents/brief.py reads who committed the ledger and whether it changed since from one `git log --raw`."""
+    """agents/origin.py reads who committed the ledger and whether it changed since from one `git log --raw`,
+    remembered per HEAD."""
     from shiftgit.agents.brief import _provenance
     from shiftgit.git.record import ledger_provenance
     from shiftgit.ledger.store import Store
@@ -284,5 +285,7 @@ def test_the_briefing_provenance_in_one_git_process_says_what_record_says(fresh:
             (fresh.path / rel).unlink()
         mine = _provenance(store, rel)
         assert mine == ledger_provenance(store.repo, rel), change
+        for _ in range(2):  # knowing HEAD: the answer read, then remembered (agents/origin.py)
+            assert _provenance(store, rel, fresh.head()) == mine, change
         states.append(mine.uncommitted)
     assert states == [False, True, False, True]

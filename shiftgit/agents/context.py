@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shiftgit.agents import private, transcache
 from shiftgit.agents.compaction import Settings, compact
-from shiftgit.agents.transcripts import Transcript, read
+from shiftgit.agents.transcripts import Transcript
 from shiftgit.errors import UsageError
 from shiftgit.git import shiftrefs
 from shiftgit.ledger.store import Store
@@ -66,11 +67,12 @@ def _count(value: Any, least: int, default: int) -> int:
 def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
          turn: int | None = None, parsed: Transcript | None = None, size: int | None = None) -> Saved | None:
     """Compact the transcript at `path` (`parsed`: already read; `size`: its first bytes only, agents/transcripts.py)
-    and store it; None when the stored text is already this one. An unreadable or unknown transcript raises
-    UsageError before anything is written. The ref's tip and the signing config are read by a thread meanwhile:
-    their git processes run beside the parsing (a pre-compact hook waits for all of it)."""
+    and store it; None when the stored text is already this one. A JSONL transcript's lines parsed by an earlier
+    save are not parsed again (agents/transcache.py). An unreadable or unknown transcript raises UsageError before
+    anything is written. The ref's tip and the commit's author (`git var`) are read by a thread meanwhile: their
+    git processes run beside the parsing (a pre-compact hook waits for all of it)."""
     ahead = _Ahead(store, run)
-    transcript = parsed if parsed is not None else read(path, size)
+    transcript = parsed if parsed is not None else transcache.read(path, size, private.path(store.repo, "transcripts"))
     document = store.document(run)  # an unknown or broken run fails here, before any write
     text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
     last = ahead.tip()
@@ -83,26 +85,29 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
             "unreadable_lines": transcript.skipped}
     message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
                f"{_json(meta)}")
-    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "").commit
+    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "",
+                            by=ahead.by).commit
     _publish(store)
     return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
 
 
 class _Ahead:
-    """`shiftrefs.tip` of the run's context ref and `Repo.signs` (cached), in a thread started at once."""
+    """`shiftrefs.tip` of the run's context ref and `shiftrefs.writer` (`by`), in a thread started at once."""
 
     def __init__(self, store: Store, run: str) -> None:
         import threading
 
         self.store, self.run = store, run
         self.result: shiftrefs.Tip | BaseException | None = None
+        self.by: shiftrefs.Writer | None = None
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
     def _read(self) -> None:
         try:
+            by = shiftrefs.ask_writer(self.store.repo)  # both git processes run at once
             self.result = shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
-            self.store.repo.signs()
+            self.by = by()
         except BaseException as exc:  # raised in the caller's thread
             self.result = exc if self.result is None else self.result
 

@@ -53,6 +53,11 @@ def read(path: Path, size: int | None = None) -> Transcript:
 
     `size`: only the first bytes, when they end a line (a JSONL transcript as it was then: agents append to
     those); else the whole file (a Gemini CLI chat is rewritten whole)."""
+    return parse(raw(path, size).decode("utf-8", errors="replace"), str(path))
+
+
+def raw(path: Path, size: int | None = None) -> bytes:
+    """The bytes `read` parses."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -60,7 +65,7 @@ def read(path: Path, size: int | None = None) -> Transcript:
                          "with --from") from None
     if size is not None and 0 < size < len(data) and data[size - 1:size] == b"\n":
         data = data[:size]
-    return parse(data.decode("utf-8", errors="replace"), str(path))
+    return data
 
 
 def parse(text: str, where: str = "transcript") -> Transcript:
@@ -117,10 +122,12 @@ def _detect(head: list[dict[str, Any]]) -> str | None:
 
 # -- Claude Code -------------------------------------------------------------------------------------
 
-def _claude(objects: Iterator[dict[str, Any]], skipped: int) -> Transcript:
+def _claude(objects: Iterator[dict[str, Any]], skipped: int, state: dict[str, Any] | None = None) -> Transcript:
+    """`state`: where an earlier part of the file left the parser (agents/transcache.py), updated in place."""
+    state = {} if state is None else state
     entries: list[Entry] = []
-    session = None
-    snapshot_seen = False
+    session = state.get("session")
+    snapshot_seen = state.get("snapshot_seen") is True
     for obj in objects:
         session = session or _str(obj.get("sessionId"))
         kind = obj.get("type")
@@ -137,6 +144,7 @@ def _claude(objects: Iterator[dict[str, Any]], skipped: int) -> Transcript:
             entries.append(Entry("summary", obj["summary"]))
         elif kind in ("user", "assistant") and isinstance(obj.get("message"), dict) and not obj.get("isMeta"):
             entries += _claude_message(kind, obj["message"], summary=obj.get("isCompactSummary") is True)
+    state.update(session=session, snapshot_seen=snapshot_seen)
     return Transcript("claude", session, entries, skipped)
 
 
@@ -171,9 +179,10 @@ def _claude_message(kind: str, message: Mapping[str, Any], *, summary: bool) -> 
 
 # -- Codex ---------------------------------------------------------------------------------------------
 
-def _codex(objects: Iterator[dict[str, Any]], skipped: int) -> Transcript:
+def _codex(objects: Iterator[dict[str, Any]], skipped: int, state: dict[str, Any] | None = None) -> Transcript:
+    state = {} if state is None else state
     entries: list[Entry] = []
-    session = None
+    session = state.get("session")
     for obj in objects:
         payload = obj.get("payload")
         if not isinstance(payload, dict):
@@ -189,6 +198,7 @@ def _codex(objects: Iterator[dict[str, Any]], skipped: int) -> Transcript:
             entries.append(Entry("summary", payload["message"]))
         elif kind == "response_item":
             entries += _codex_item(payload)
+    state.update(session=session)
     return Transcript("codex", session, entries, skipped)
 
 
@@ -275,7 +285,7 @@ def _gemini_text(content: Any) -> str:
 
 # -- shared --------------------------------------------------------------------------------------------
 
-PARSERS: dict[str, Callable[[Iterator[dict[str, Any]], int], Transcript]] = {
+PARSERS: dict[str, Callable[..., Transcript]] = {  # (objects, skipped[, state]) -> Transcript
     "claude": _claude, "codex": _codex, "gemini": _gemini,
 }
 

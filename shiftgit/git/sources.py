@@ -72,21 +72,27 @@ def candidates(store: Store, run: str) -> list[Source]:
 
 
 def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
-    """The records of many runs at once: one `for-each-ref` and one `ls-tree` in all, and one
-    `cat-file --batch` only when a committed ledger differs from the work tree's or a run was published."""
+    """The records of many runs at once: one `for-each-ref` and one `cat-file --batch` in all (HEAD's ledger of
+    each run and every published one); for more than _LISTED runs, one `ls-tree` first, and the cat-file only when
+    a committed ledger differs from the work tree's or a run was published."""
     repo = store.repo
     tips = ledgerref.tips(repo)
     wanted = [(run, tips.get(run, [])) for run in runs]
     working = store.ledger_files(runs)
-    blobs = _committed_blobs(repo, runs, working)
+    at_head = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs] if len(runs) <= _LISTED else []
+    blobs = _committed_blobs(repo, runs, working) if not at_head else {}
     same = {run: _same_blob(working[run], blob) for run, blob in blobs.items()}
-    names = [blobs[run] for run in runs if run in blobs and not same[run]]
+    names = [*at_head, *(blobs[run] for run in runs if run in blobs and not same[run])]
     names += [f"{tip.commit}:{ledgerref.FILE}" for _, found in wanted for tip in found]
     answers: dict[str, bytes | None] = {}
     if names:
         with CatFile(repo.root, clean_env()) as cat:
             for name, answer in zip(names, cat.get(names), strict=True):
                 answers[name] = answer[2] if answer is not None else None
+                if name in at_head and answer is not None and answer[1] == "blob":  # as `ls-tree` names it
+                    run = runs[at_head.index(name)]
+                    blobs[run], answers[answer[0]] = answer[0], answer[2]
+                    same[run] = working[run] == answer[2]
     published = {tip.ref: answers.get(f"{tip.commit}:{ledgerref.FILE}") for _, found in wanted for tip in found}
     clone = _clone_id(repo) if tips else None
     out = {}

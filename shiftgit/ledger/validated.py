@@ -66,11 +66,10 @@ def _find_hashes() -> tuple[Any, Any]:
 
 
 def blob_id(data: bytes, *, sha256: bool = False) -> str:
-    """The git blob id of `data` in a sha1 (default) or a sha256 repository."""
-    import hashlib
-
-    digest = hashlib.sha256 if sha256 else hashlib.sha1
-    return digest(b"blob %d\0" % len(data) + data).hexdigest()
+    """The git blob id of `data` in a sha1 (default) or a sha256 repository (CPython's own hashes: every agent
+    hook asks this of a ledger, and hashlib's OpenSSL load costs a fifth of a start-up)."""
+    found: str = _hashes()[1 if sha256 else 0](b"blob %d\0" % len(data) + data).hexdigest()
+    return found
 
 
 def path(git_dir: str | Path) -> Path:
@@ -128,9 +127,7 @@ def is_written(git_dir: str | Path, data: bytes) -> bool:
 
 def config_id(data: bytes) -> str:
     """An id for valid `.shift/config.json` bytes that can never equal a ledger's blob id (the gate's key)."""
-    import hashlib
-
-    return "config-" + hashlib.sha1(b"config\0" + data).hexdigest()
+    return "config-" + str(_hashes()[0](b"config\0" + data).hexdigest())
 
 
 def record_config(git_dir: str | Path, data: bytes) -> None:

@@ -1,0 +1,153 @@
+"""A transcript parsed once: what a save read of a JSONL transcript is kept, parsed, for the next save.
+
+Agents only append to their JSONL transcripts (Claude Code, Codex), and a pre-compact hook saves the conversation
+of a transcript that grew by a few turns since the last save: parsing all of it again costs about half a Python
+start-up at a few hundred turns, several at 5 MB. So the entries parsed from its complete lines are kept in
+`<git-dir>/shift/agents/transcripts/<key>.bin`, with the parser's state and a CRC-32 of the bytes they came from;
+the next read of the same file parses only what follows them when those bytes are unchanged, else all of it again.
+The file is appended to, one record per read that parsed new lines (rewriting it whole would cost more than the
+parse it saves): a record is its length, a CRC-32 of its body and the body (marshal); the first names the
+transcript, each later one the byte range it parsed. A record that does not check out ends the file's valid part.
+The result is the whole parse's, entry for entry. A Gemini CLI chat (records replaced by id, or rewritten whole)
+and a transcript of fewer than DETECT_LINES lines are parsed whole, uncached. The cache is memory, not record.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from shiftgit import __version__
+from shiftgit.agents.transcripts import DETECT_LINES, PARSERS, Entry, Transcript, _detect, _json_lines, parse, raw
+
+MAGIC = b"shiftgit transcript cache 2\n"
+RESUMABLE = ("claude", "codex")
+KEPT = 8  # transcripts remembered per worktree
+
+
+class Parsed(NamedTuple):
+    """The parse of a transcript's first `offset` bytes (complete lines), whose CRC-32 is `crc`."""
+
+    path: str
+    offset: int
+    crc: int
+    format: str
+    state: dict[str, Any]
+    skipped: int
+    entries: list[Entry]
+
+
+def read(path: Path, size: int | None, folder: Path) -> Transcript:
+    """transcripts.read(path, size), from what `folder` keeps of an earlier read of this file when it still holds."""
+    data = raw(path, size)
+    cut = data.rfind(b"\n") + 1  # what follows the last line end may still be being written: never kept
+    where = str(path.resolve())
+    file = folder / f"{zlib.crc32(where.encode('utf-8', 'surrogateescape')):08x}.bin"
+    known = _load(file, where, data, cut)
+    tail, tail_skipped = _json_lines(_text(data[cut:]))
+    if known is None:
+        objects, skipped = _json_lines(_text(data[:cut]))
+        kind = _detect((objects + tail)[:DETECT_LINES]) if len(objects) >= DETECT_LINES else None
+        if kind not in RESUMABLE:  # short, Gemini, a whole document or unknown: transcripts.parse says
+            return parse(_text(data), str(path))
+        state: dict[str, Any] = {}
+        head = PARSERS[str(kind)](iter(objects), skipped, state)
+        known = Parsed(where, cut, zlib.crc32(data[:cut]), str(kind), state, head.skipped, head.entries)
+        _write(file, [(__version__, where, known.format),
+                      (0, cut, known.crc, state, head.skipped, _rows(head.entries))])
+    elif known.offset < cut:
+        state = dict(known.state)
+        objects, skipped = _json_lines(_text(data[known.offset:cut]))
+        more = PARSERS[known.format](iter(objects), skipped, state)
+        crc = zlib.crc32(data[known.offset:cut], known.crc)
+        _append(file, (known.offset, cut, crc, state, more.skipped, _rows(more.entries)))
+        known = known._replace(offset=cut, crc=crc, state=state, skipped=known.skipped + more.skipped,
+                               entries=known.entries + more.entries)
+    rest = PARSERS[known.format](iter(tail), tail_skipped, dict(known.state))
+    return Transcript(known.format, rest.session, known.entries + rest.entries, known.skipped + rest.skipped)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _rows(entries: list[Entry]) -> list[tuple[Any, ...]]:
+    return [tuple(e) for e in entries]
+
+
+def _load(file: Path, where: str, data: bytes, cut: int) -> Parsed | None:
+    """The kept parse of this file's longest start that is still the start of `data`'s complete lines."""
+    try:
+        blob = file.read_bytes()
+    except OSError:
+        return None
+    records = _records(blob)
+    try:
+        version, path, kind = next(records)
+        if version != __version__ or path != where or kind not in RESUMABLE:
+            return None
+        offset, crc, state, skipped, entries = 0, 0, {}, 0, []
+        for start, end, end_crc, end_state, more, rows in records:
+            if start != offset or end > cut:
+                continue  # another process's record of the same lines, or more than this read has
+            offset, crc, state, skipped = end, end_crc, end_state, skipped + more
+            entries += [Entry(*row) for row in rows]
+    except (StopIteration, ValueError, TypeError):
+        return None
+    if not 0 < offset <= cut or not isinstance(state, dict) or zlib.crc32(data[:offset]) != crc:
+        return None
+    return Parsed(where, offset, crc, kind, state, skipped, entries)
+
+
+def _records(blob: bytes) -> Iterator[Any]:
+    """The records that check out, up to the first that does not (a write cut short)."""
+    if not blob.startswith(MAGIC):
+        return
+    at = len(MAGIC)
+    while at + 8 <= len(blob):
+        size, crc = int.from_bytes(blob[at:at + 4], "big"), int.from_bytes(blob[at + 4:at + 8], "big")
+        body = blob[at + 8:at + 8 + size]
+        if len(body) != size or zlib.crc32(body) != crc:
+            return
+        try:
+            yield marshal.loads(body)
+        except (EOFError, ValueError, TypeError):
+            return
+        at += 8 + size
+
+
+def _record(value: Any) -> bytes:
+    body = marshal.dumps(value)
+    return len(body).to_bytes(4, "big") + zlib.crc32(body).to_bytes(4, "big") + body
+
+
+def _write(file: Path, values: list[Any]) -> None:
+    """A new file (temp file, rename); the KEPT most recent transcripts' files are kept."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(MAGIC + b"".join(_record(v) for v in values))
+        os.replace(tmp, file)
+        kept = sorted(file.parent.glob("*.bin"), key=lambda f: f.stat().st_mtime_ns)
+        for old in kept[:-KEPT]:
+            old.unlink(missing_ok=True)
+    except (OSError, ValueError):  # memory only: the next read parses the whole file again
+        return
+
+
+def _append(file: Path, value: Any) -> None:
+    """One record at the end, in one write (O_APPEND: records of processes writing at once do not mix)."""
+    try:
+        fd = os.open(file, os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return
+    try:
+        os.write(fd, _record(value))
+    except (OSError, ValueError):
+        return
+    finally:
+        os.close(fd)
