@@ -66,6 +66,8 @@ def main() -> None:
         base = Path(tmp)
         isolate(base / "home")
         compile_bytecode()
+        if args.base:
+            compile_bytecode(args.base.resolve())
         short, long = history(base / "short", 100), history(base / "long", args.commits)
         lines = len(run(long, *SG, "log").splitlines())
         if lines != args.commits:
