@@ -175,3 +175,23 @@ def test_notes_no_checkpoint_of_shiftgit_could_carry_do_not_stop_log(repo: Repo)
     assert [(e["commit"], e["id"]) for e in log] == [(ids[1], ["a", "list"]), (ids[3], "p1-fine")]
     assert len(repo.ok("log").stdout.splitlines()) == 2
 
+
+def test_only_a_real_trailer_on_a_commit_without_notes_marks_its_note_missing(run_repo: Repo) -> None:
+    """The trailer is looked up only for commits with no note whose message names the key (in any case, as git
+    matches it); the key in the text of a message, not in its trailers, is not a trailer."""
+    one = checkpoint_and_commit(run_repo, "one")
+    two = checkpoint_and_commit(run_repo, "two")
+    three = checkpoint_and_commit(run_repo, "three")
+    message = run_repo.git("log", "-1", "--format=%B", one)
+    assert "Shift-Checkpoint: " in message
+    for commit in (one, two, three):
+        run_repo.git("notes", "--ref=shift", "remove", commit)
+        run_repo.git("notes", "--ref=shift-data", "remove", commit)
+    # two: the key only in a paragraph of text; three: the trailer's key in lower case
+    for commit, old, new in ((two, "Shift-Checkpoint: ", "see the Shift-Checkpoint: docs\n\nShift-Other: "),
+                             (three, "Shift-Checkpoint: ", "shift-checkpoint: ")):
+        text = run_repo.git("log", "-1", "--format=%B", commit).replace(old, new)
+        rewritten = run_repo.git("commit-tree", f"{commit}^{{tree}}", "-p", f"{commit}^", "-m", text).strip()
+        run_repo.git("replace", commit, rewritten)
+    entries = run_repo.json("log")
+    assert [(e["commit"], e["step"]) for e in entries if e.get("note_missing")] == [(three, "three"), (one, "one")]

@@ -23,17 +23,19 @@ from shiftgit.repo import Repo, clean_env
 
 ROUND = 64
 MAX_ROUND = 4096
+KEY = "shift-checkpoint"  # the trailer's key, lower case: git matches it in any case
 
 
-def history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]]:
+def history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, bool, str]]]:
     """HEAD's commits, newest first, ROUND at first, then twice as many each round up to MAX_ROUND, as `git log`
-    finds them (stopped when not read on), each with the checkpoint its Shift-Checkpoint trailer names ("" when
-    none) and the texts of its notes on the `notes` refs, one after the other (git reads those notes trees
-    itself; "" when none). A line starting with a random marker opens each commit: a note cannot forge one."""
-    marker = os.urandom(8).hex()
+    finds them (stopped when not read on), each with whether its message might carry a Shift-Checkpoint trailer
+    (its body holds that key in any case: `named` says for sure) and the texts of its notes on the `notes` refs,
+    one after the other (git reads those notes trees itself; "" when none). A random marker opens each commit
+    and another its body: neither a note nor a message can forge one. (The trailers themselves cost git a fifth
+    of this walk to parse; only the commits without a note need them, and only when their body names the key.)"""
+    marker, body = os.urandom(8).hex(), os.urandom(8).hex()
     argv = ["git", "log", "--no-notes", *(f"--notes={ref}" for ref in notes),
-            f"--format={marker}%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)" + ("%n%N" if notes
-                                                                                                else ""), "HEAD"]
+            f"--format={marker}%H" + ("%n%N" if notes else "") + f"{body}%b", "HEAD"]
     proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
@@ -41,7 +43,7 @@ def history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character cut by a block waits for it
     finished = False
     try:
-        chunk: list[tuple[str, str, str]] = []
+        chunk: list[tuple[str, bool, str]] = []
         size = ROUND
         rest = ""
         while True:
@@ -50,9 +52,9 @@ def history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]
             rest = parts.pop() if block else ""  # the last may be cut short: it waits for the next block
             for part in parts:
                 if part:
-                    first, _, note = part.partition("\n")
-                    commit, _, named = first.strip().partition(" ")
-                    chunk.append((commit, named.strip(), note))
+                    head, _, message = part.partition(body)
+                    commit, _, note = head.partition("\n")
+                    chunk.append((commit.strip(), bool(message) and KEY in message.lower(), note))
             if len(chunk) >= size or not block:
                 if chunk:
                     yield chunk
@@ -68,6 +70,23 @@ def history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]
         proc.stderr.close()
         if proc.wait() != 0 and finished:
             raise GitError(argv[1:], error)
+
+
+def named(repo: Repo, commits: list[str]) -> list[str]:
+    """Those of `commits` whose Shift-Checkpoint trailer names a checkpoint, as git parses trailers (one `git log`
+    of just them), in their order."""
+    if not commits:
+        return []
+    marker = os.urandom(8).hex()
+    out = repo.git("log", "--no-walk=unsorted", "--stdin", "--no-notes",
+                   f"--format={marker}%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)",
+                   input="".join(f"{c}\n" for c in commits))
+    found = set()
+    for part in out.split(marker):
+        commit, _, value = part.partition("\n")[0].strip().partition(" ")
+        if value.strip():
+            found.add(commit)
+    return [c for c in commits if c in found]
 
 
 class LazyCatFile(CatFile):

@@ -24,7 +24,7 @@ from shiftgit.errors import ShiftError
 from shiftgit.git import handoff
 from shiftgit.git.notes import DATA_REF, NOTES_REF
 from shiftgit.git.notestree import CatFile
-from shiftgit.git.notewalk import MAX_ROUND, LazyCatFile, NoteIndex, history
+from shiftgit.git.notewalk import MAX_ROUND, LazyCatFile, NoteIndex, history, named
 from shiftgit.git.view import ledger_path, parse_json
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env
@@ -98,7 +98,8 @@ def _walk(store: Store, seen: set[Any], refs: list[str] | None) -> Iterator[Poin
             for index in human if bare else ():  # split carries its JSON itself (a record's human note has none)
                 for commit, blob in index.blobs(bare).items():
                     blobs.setdefault(commit, []).append(blob)
-            lost = _recomputed(store, [c for c, named, note in rows if named and not note.strip() and c not in blobs])
+            unnoted = [c for c, mentions, note in rows if mentions and not note.strip() and c not in blobs]
+            lost = _recomputed(store, named(repo, unnoted) if unnoted else [])
             noted = [c for c in chunk if c in local or c in blobs or c in lost]
             for commit, document in _notes(cat, noted, local, blobs, lost):
                 for point in _points(document):
