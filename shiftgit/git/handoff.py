@@ -24,6 +24,7 @@ again from the result. Everything passes the secret scanner first: a note never 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -228,6 +229,12 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
     A note that `sync` could only merge by keeping both texts (`--- merged note ---`) holds one JSON
     line per part: they are read as one, checkpoints united by id.
     """
+    if text and text[0] == "{":  # a record as git prints it: one JSON line, then line breaks
+        line = text.rstrip("\n")
+        if "\n" not in line and "\r" not in line:
+            document = _json_line(line)  # JSON: then no \v, \f, \x1c-\x1e (neither space nor raw in a string)
+            if document is not None and (line.isascii() or _WIDE_BREAKS.search(line) is None):
+                return document if isinstance(document, dict) and "shift_note" in document else None
     documents = []
     for line in (text or "").splitlines():
         if line.startswith("{"):
@@ -239,6 +246,7 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
     return merged(documents)
 
 
+_WIDE_BREAKS = re.compile("[\x85\u2028\u2029]")  # where str.splitlines breaks a line, beyond ASCII
 # What json.loads runs, without the three calls around it (`log` reads 10,000s of notes): (value, end).
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 

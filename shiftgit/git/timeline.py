@@ -100,9 +100,16 @@ def _walk(store: Store, seen: set[Any], refs: list[str] | None) -> Iterator[Poin
                     blobs.setdefault(commit, []).append(blob)
             unnoted = [c for c, mentions, note in rows if mentions and not note.strip() and c not in blobs]
             lost = _recomputed(store, named(repo, unnoted) if unnoted else [])
-            noted = [c for c in chunk if c in local or c in blobs or c in lost]
-            for commit, document in _notes(cat, noted, local, blobs, lost):
-                for point in _points(document):
+            if blobs or lost:
+                noted = [c for c in chunk if c in local or c in blobs or c in lost]
+                documents: Iterable[tuple[str, Mapping[str, Any]]] = _notes(cat, noted, local, blobs, lost)
+            else:  # each record as `git log` gave it: the common case
+                documents = [(c, local[c]) for c in chunk if c in local]
+            for commit, document in documents:
+                points = document.get("checkpoints")
+                if not (type(points) is list and len(points) == 1 and type(points[0]) is dict):
+                    points = _points(document)
+                for point in points:
                     key = point.get("id")
                     try:
                         if key in seen:
@@ -254,7 +261,7 @@ def _line(commit: str, point: Mapping[str, Any], lost: bool) -> str:
     str.isprintable refuses; no value can be longer than the line); else each value is shown on its own."""
     get = point.get
     action = get("next")
-    nxt = action.get("action") if isinstance(action, Mapping) else None
+    nxt = action.get("action") if type(action) is dict or isinstance(action, Mapping) else None
     milestone = " [milestone]" if get("milestone") else ""
     line = (f"{commit[:10]:<10} {get('run')} #{get('seq')} {get('at') or ''} {get('step') or '(no step)'}{milestone}"
             f"{f' — next: {nxt}' if nxt else ''}{MISSING if lost else ''}")
