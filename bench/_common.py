@@ -55,9 +55,9 @@ def parse(parser: argparse.ArgumentParser, **quick: object) -> argparse.Namespac
     return args
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(root: Path = ROOT) -> None:
     """Bytecode as an installed package has it (pip compiles on install); __pycache__/ is git-ignored."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "shiftgit")], check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "shiftgit")], check=True)
 
 
 def startup_ms(rounds: int = 15) -> float:

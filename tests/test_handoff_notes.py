@@ -8,6 +8,8 @@ import sys
 
 from conftest import Repo
 
+from shiftgit.git import handoff
+
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 FAILING = "".join(f"\n\ndef test_row_{i}():\n    assert 'row {i} ' + 'x' * 80 == 'row {i} ' + 'y' * 80, 'why ' * 20\n"
                   for i in range(25))
@@ -119,3 +121,29 @@ def test_the_checks_line_counts_states_as_the_ledger_judges_them() -> None:
              "never_attempted": ["smoke"]}
     line = handoff.note_text({"shift_note": 1, "checkpoints": [point], "runs": ["r"]}).splitlines()[1]
     assert line == "checks: 1 passed, 1 failed, 1 stale, 1 never attempted — failing: a, b, c (+1 more)"
+
+
+def test_parse_note_reads_each_line_as_json_loads_does() -> None:
+    """parse_note takes a one-line record at once and calls the JSON scanner itself: what it returns is what
+    reading each line of the text with json.loads returns, for text that looks like one line and is not."""
+    def by_lines(text: str) -> object:
+        documents = []
+        for line in text.splitlines():
+            if line.startswith("{"):
+                try:
+                    document = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(document, dict) and "shift_note" in document:
+                    documents.append(document)
+        return documents[0] if len(documents) == 1 else handoff.merged(documents) if documents else None
+
+    record = '{"checkpoints":[{"id":"p1","step":"é"}],"shift_note":1}'
+    other = '{"checkpoints":[{"id":"p2"}],"shift_note":1}'
+    texts = [record, record + "\n", record + "\n\n", record + " \t\n", record + "\r\n", record + "x\n",
+             '{"shift_note":1,\r"x":2}\n', '{"shift_note":1,\n"x":2}', '{"shift_note":1}\x1c' + other,
+             '{"shift_note":1,"s":"a\u2028b"}', '{"shift_note":1,"s":"a\x85b"}\n', '{"s":"\u2029"}',
+             record + "\v" + other, record + "\n" + other + "\n", "[1]", '{"no":1}', "{", "{}" + "\n" * 3,
+             '{"shift_note":1} {"shift_note":2}', '{"shift_note":1,"d":' + "[" * 5000 + "]" * 5000 + "}", ""]
+    for text in texts:
+        assert handoff.parse_note(text) == by_lines(text), repr(text[:60])

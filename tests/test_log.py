@@ -126,3 +126,72 @@ def test_a_long_history_is_read_whole_across_rounds_and_log_n_stops_early(repo: 
     assert [e["commit"] for e in log] == ids
     assert [e["seq"] for e in log] == list(range(300, 0, -1))
     assert [e["commit"] for e in repo.json("log", "-n", "70")] == ids[:70]
+
+
+def test_the_lines_of_log_are_its_entries_rendered_even_for_text_that_must_be_escaped_or_cut(repo: Repo) -> None:
+    """`log` prints committed checkpoints straight from their records; `log --json`'s entries, rendered, say
+    the same: escapes, cuts, non-ASCII text, milestones, left-out fields, odd types."""
+    from shiftgit.git import timeline
+
+    for i in range(8):
+        repo.git("commit", "-q", "--allow-empty", "-m", f"c{i}")
+    ids = repo.git("rev-list", "HEAD").split()
+    points = [
+        {"id": "a", "seq": 1, "at": "2024-01-01T00:00:00Z", "step": "plain", "run": "r", "next": {"action": "go"}},
+        {"id": "b", "seq": 2, "at": "t", "step": "s\x1b[31mred\r\n", "run": "r\u202e", "next": {"action": "x\ty"}},
+        {"id": "c", "seq": 3, "at": "t", "step": "é" * 250, "run": "r", "milestone": True,
+         "next": {"action": "n" * 300}},
+        {"id": "d", "seq": None, "step": "", "run": 7, "next": "not an object", "milestone": 0},
+        {"id": "e", "seq": 4.5, "at": "", "step": ["a", "list"], "run": None, "next": {"action": {"nested": 1}}},
+        {"id": "f", "seq": 5, "at": "t", "step": "ünïcode ok", "run": "r", "next": {"action": ""}, "milestone": "yes"},
+        {"id": "g", "seq": 6, "at": "t", "step": "x" * 150, "run": "r", "next": {"action": "y" * 60}},
+        {"id": "h"},
+    ]
+    records = {c: handoff.data_text({"shift_note": 1, "checkpoints": [p]})
+               for c, p in zip(ids[:8], points, strict=True)}
+    write_notes(repo.path, records, ref="refs/notes/shift-data")
+    repo.ok("init", "--hooks", "none")
+    entries = repo.json("log")
+    assert [e["id"] for e in entries] == [p["id"] for p in points]
+    assert repo.ok("log").stdout == timeline.render(entries) + "\n"
+    assert repo.ok("log", "-n", "3").stdout == timeline.render(entries[:3]) + "\n"
+
+
+def test_notes_no_checkpoint_of_shiftgit_could_carry_do_not_stop_log(repo: Repo) -> None:
+    """Notes are anyone's text: checkpoints that are not a list, an id that is a list, JSON nested deeper
+    than Python reads: `log` shows what it can read and goes on."""
+    for i in range(5):
+        repo.git("commit", "-q", "--allow-empty", "-m", f"c{i}")
+    ids = repo.git("rev-list", "HEAD").split()
+    point = {"id": "p1-fine", "seq": 1, "at": "2024-01-01T00:00:00Z", "step": "fine", "run": "demo"}
+    records = {ids[0]: '{"shift_note":1,"checkpoints":5}\n',
+               ids[1]: handoff.data_text({"shift_note": 1, "checkpoints": [{**point, "id": ["a", "list"]}]}),
+               ids[2]: '{"shift_note":1,"checkpoints":[' + "[" * 100_000 + "]" * 100_000 + "]}\n",
+               ids[3]: handoff.data_text({"shift_note": 1, "checkpoints": [point, {**point, "id": ["a", "list"]}]}),
+               ids[4]: handoff.data_text({"shift_note": 1, "checkpoints": "not a list"})}
+    write_notes(repo.path, records, ref="refs/notes/shift-data")
+    repo.ok("init", "--hooks", "none")
+    log = repo.json("log")
+    assert [(e["commit"], e["id"]) for e in log] == [(ids[1], ["a", "list"]), (ids[3], "p1-fine")]
+    assert len(repo.ok("log").stdout.splitlines()) == 2
+
+
+def test_only_a_real_trailer_on_a_commit_without_notes_marks_its_note_missing(run_repo: Repo) -> None:
+    """The trailer is looked up only for commits with no note whose message names the key (in any case, as git
+    matches it); the key in the text of a message, not in its trailers, is not a trailer."""
+    one = checkpoint_and_commit(run_repo, "one")
+    two = checkpoint_and_commit(run_repo, "two")
+    three = checkpoint_and_commit(run_repo, "three")
+    message = run_repo.git("log", "-1", "--format=%B", one)
+    assert "Shift-Checkpoint: " in message
+    for commit in (one, two, three):
+        run_repo.git("notes", "--ref=shift", "remove", commit)
+        run_repo.git("notes", "--ref=shift-data", "remove", commit)
+    # two: the key only in a paragraph of text; three: the trailer's key in lower case
+    for commit, old, new in ((two, "Shift-Checkpoint: ", "see the Shift-Checkpoint: docs\n\nShift-Other: "),
+                             (three, "Shift-Checkpoint: ", "shift-checkpoint: ")):
+        text = run_repo.git("log", "-1", "--format=%B", commit).replace(old, new)
+        rewritten = run_repo.git("commit-tree", f"{commit}^{{tree}}", "-p", f"{commit}^", "-m", text).strip()
+        run_repo.git("replace", commit, rewritten)
+    entries = run_repo.json("log")
+    assert [(e["commit"], e["step"]) for e in entries if e.get("note_missing")] == [(three, "three"), (one, "one")]

@@ -52,14 +52,20 @@ def show(run: str | None, as_json: bool, markdown: bool) -> Output:
 
 def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
     from shiftgit.git import fetchstate, timeline
+    from shiftgit.git.notes import NOTES_REF
     from shiftgit.ledger.store import Store
 
     store = Store.open()
-    entries = timeline.timeline(store, None if milestones else limit)
-    if milestones:
-        entries = [e for e in entries if e.get("milestone")][:limit]
-    hint = fetchstate.sync_hint(store.repo)
-    return Output(json_text(entries) if as_json else timeline.render(entries), [f"shiftgit: {hint}"] if hint else [])
+    refs = timeline.notes_refs(store)  # asked once: the timeline reads them, and the hint needs one of them
+    if as_json or milestones:
+        entries = timeline.timeline(store, None if milestones else limit, refs)
+        if milestones:
+            entries = [e for e in entries if e.get("milestone")][:limit]
+        out = json_text(entries) if as_json else timeline.render(entries)
+    else:
+        out = timeline.text(store, limit, refs)
+    hint = fetchstate.sync_hint(store.repo, noted=NOTES_REF in refs)
+    return Output(out, [f"shiftgit: {hint}"] if hint else [])
 
 
 def json_text(data: Any) -> str:

@@ -26,8 +26,11 @@ def mark_synced(repo: Repo, remote: str) -> None:
         pass
 
 
-def sync_hint(repo: Repo) -> str | None:
-    """A hint when this clone has remotes but never fetched their notes or published refs."""
+def sync_hint(repo: Repo, noted: bool = False) -> str | None:
+    """A hint when this clone has remotes but never fetched their notes or published refs (`noted`: the caller
+    knows refs/notes/shift is there, so there is none to give, and no git to ask)."""
+    if noted:
+        return None
     remotes = repo.git("remote", check=False).split()
     if not remotes or repo.ref("refs/notes/shift") is not None:
         return None

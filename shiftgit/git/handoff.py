@@ -24,10 +24,12 @@ again from the result. Everything passes the secret scanner first: a note never 
 from __future__ import annotations
 
 import json
+import re  # json imports it anyway
 from collections.abc import Iterable, Mapping
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     Doc = Mapping[str, Any]
@@ -231,18 +233,36 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
     A note that `sync` could only merge by keeping both texts (`--- merged note ---`) holds one JSON
     line per part: they are read as one, checkpoints united by id.
     """
+    if text and text[0] == "{":  # a record as git prints it: one JSON line, then line breaks
+        line = text.rstrip("\n")
+        if "\n" not in line and "\r" not in line:
+            document = _json_line(line)  # JSON: then no \v, \f, \x1c-\x1e (neither space nor raw in a string)
+            if document is not None and (line.isascii() or _WIDE_BREAKS.search(line) is None):
+                return document if isinstance(document, dict) and "shift_note" in document else None
     documents = []
     for line in (text or "").splitlines():
         if line.startswith("{"):
-            try:
-                document = json.loads(line)
-            except ValueError:
-                continue
+            document = _json_line(line)
             if isinstance(document, dict) and "shift_note" in document:
                 documents.append(document)
     if len(documents) <= 1:
         return documents[0] if documents else None
     return merged(documents)
+
+
+_WIDE_BREAKS = re.compile("[\x85\u2028\u2029]")  # where str.splitlines breaks a line, beyond ASCII
+# What json.loads runs, without the three calls around it (`log` reads 10,000s of notes): (value, end).
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _json_line(line: str) -> Any:
+    """json.loads(line) for a line starting with "{"; None when that is not JSON, or nests deeper than Python
+    can read (a note is anyone's text: it must not stop `log`)."""
+    try:
+        value, end = _scan(line, 0)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    return value if end == len(line) or not line[end:].strip(" \t\n\r") else None
 
 
 def merged(documents: Iterable[Doc]) -> dict[str, Any]:

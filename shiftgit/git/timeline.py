@@ -1,35 +1,33 @@
 """`shiftgit log`: the checkpoint timeline along HEAD's history, newest first, read from notes.
 
-`git log HEAD` is streamed in rounds of ROUND commits, each round twice the last (up to MAX_ROUND: a
-whole history takes few round trips), each commit with its machine record (refs/notes/shift-data: git
-reads that notes tree itself, once). For each round one `cat-file --batch` reads, per other notes ref
-(each remote's fetched copies, outside refs/notes/ where `git log` does not look, and the human notes),
-only the fanout subtrees those commits' notes live in (each at most once), then their note blobs: a
-remote's records are merged in; human notes are read only for commits without a record (a note written
-before the split carries its JSON itself; the record wins where both are, as everywhere in shiftgit).
-It stops once `limit` checkpoints are found. So `log -n N` costs what N needs, not what the history holds.
+HEAD's commits come from one `git log` with their machine records (refs/notes/shift-data: git reads that
+notes tree itself, once), streamed in rounds (git/notewalk.py). For each round one `cat-file --batch`,
+started only when there is something to ask it, reads, per other notes ref (each remote's fetched copies,
+outside refs/notes/ where `git log` does not look, and the human notes), only the fanout subtrees those
+commits' notes live in (each at most once), then their note blobs: a remote's records are merged in; human
+notes are read only for commits without a record (a note written before the split carries its JSON itself;
+the record wins where both are, as everywhere in shiftgit). The walk stops (and stops `git log`) once
+`limit` checkpoints are found. So `log -n N` costs what N needs, not what the history holds.
 A working ledger's checkpoint that HEAD's committed ledger does not carry yet comes first, without a commit.
+`text` prints the committed checkpoints' lines straight from their records, with no entry built for each.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import json
 from collections.abc import Iterable, Iterator, Mapping
-from io import BufferedReader
-from typing import Any, cast
+from itertools import islice
+from typing import Any
 
 from shiftgit import textsafe
-from shiftgit.errors import GitError, ShiftError
+from shiftgit.errors import ShiftError
 from shiftgit.git import handoff
 from shiftgit.git.notes import DATA_REF, NOTES_REF
-from shiftgit.git.notestree import CatFile, Entry, id_width, notes_under, read_root
+from shiftgit.git.notestree import CatFile
+from shiftgit.git.notewalk import MAX_ROUND, LazyCatFile, NoteIndex, history, named
 from shiftgit.git.view import ledger_path, parse_json
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo, clean_env
-
-ROUND = 64
-MAX_ROUND = 4096
+from shiftgit.repo import clean_env
 
 
 def notes_refs(store: Store) -> list[str]:
@@ -41,22 +39,57 @@ def notes_refs(store: Store) -> list[str]:
             + [r for r in (NOTES_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift")])
 
 
-def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
-    """Checkpoints, newest first: uncommitted ones (no `commit`), then those the notes of HEAD's history hold."""
-    repo = store.repo
-    head = repo.head()
+Point = tuple[str, Mapping[str, Any], Mapping[str, Any], bool]  # commit, checkpoint, its record, note lost
+
+
+def timeline(store: Store, limit: int | None = None, refs: list[str] | None = None) -> list[dict[str, Any]]:
+    """Checkpoints, newest first: uncommitted ones (no `commit`), then those the notes of HEAD's history hold
+    (`refs`: what notes_refs(store) says, when the caller asked it already)."""
+    head, entries = _uncommitted(store)
+    entries += [entry(point, commit, document, lost) for commit, point, document, lost
+                in _committed(store, head, entries, limit, refs)]
+    return entries[:limit] if limit is not None else entries
+
+
+def text(store: Store, limit: int | None = None, refs: list[str] | None = None) -> str:
+    """What `render(timeline(store, limit, refs))` prints, without building the entries of committed checkpoints."""
+    head, entries = _uncommitted(store)
+    lines = [_entry_line(e) for e in entries[:limit]]
+    lines += [_line(commit, point, lost) for commit, point, _, lost in _committed(store, head, entries, limit, refs)]
+    return "\n".join(lines) if lines else EMPTY
+
+
+def _uncommitted(store: Store) -> tuple[str | None, list[dict[str, Any]]]:
+    """HEAD, and the checkpoints no commit of it carries yet: published ones, then the working ledgers'."""
+    head = store.repo.head()
     entries = _working(store, head)
-    entries = _published(store, {e["id"] for e in entries}) + entries
-    seen = {e["id"] for e in entries}
-    if limit is not None and len(entries) >= limit:
-        return entries[:limit]
-    with CatFile(repo.root, clean_env()) as cat:
-        refs = notes_refs(store)
-        fetched = [_NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref != DATA_REF]
-        human = [_NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data")]
-        for rows in _history(repo, [DATA_REF] if DATA_REF in refs else []) if head else ():
+    return head, _published(store, {e["id"] for e in entries}) + entries
+
+
+def _committed(store: Store, head: str | None, entries: list[dict[str, Any]], limit: int | None,
+               refs: list[str] | None) -> Iterable[Point]:
+    """The checkpoints of HEAD's history after `entries` (none of theirs again), up to `limit` in all."""
+    if head is None or (limit is not None and len(entries) >= limit):
+        return ()
+    walk = _walk(store, {e["id"] for e in entries}, refs)
+    return walk if limit is None else islice(walk, limit - len(entries))
+
+
+def _walk(store: Store, seen: set[Any], refs: list[str] | None) -> Iterator[Point]:
+    """Each checkpoint the notes of HEAD's history hold, newest commit first, once (by id). Stopped early, it
+    stops `git log` too."""
+    repo = store.repo
+    with LazyCatFile(repo.root, clean_env()) as cat:
+        refs = notes_refs(store) if refs is None else refs
+        fetched = [NoteIndex(cat, ref) for ref in refs if ref.endswith("/shift-data") and ref != DATA_REF]
+        human = [NoteIndex(cat, ref) for ref in refs if not ref.endswith("/shift-data")]
+        parse = handoff.parse_note
+        for rows in history(repo, [DATA_REF] if DATA_REF in refs else []):
             chunk = [commit for commit, _, _ in rows]
-            local = {commit: found for commit, _, text in rows if text and (found := handoff.parse_note(text))}
+            local = {}
+            for commit, _, note in rows:
+                if note and (found := parse(note)):
+                    local[commit] = found
             blobs: dict[str, list[str]] = {}
             for index in fetched:  # a remote's records, fetched and not merged yet: merged in
                 for commit, blob in index.blobs(chunk).items():
@@ -65,85 +98,38 @@ def timeline(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
             for index in human if bare else ():  # split carries its JSON itself (a record's human note has none)
                 for commit, blob in index.blobs(bare).items():
                     blobs.setdefault(commit, []).append(blob)
-            lost = _recomputed(store, [c for c, named, text in rows if named and not text.strip() and c not in blobs])
-            noted = [c for c in chunk if c in local or c in blobs or c in lost]
-            for commit, document in _notes(cat, noted, local, blobs, lost):
-                for point in sorted(document.get("checkpoints") or [], key=_at_seq, reverse=True):
-                    if isinstance(point, Mapping) and point.get("id") not in seen:
-                        seen.add(point.get("id"))
-                        entries.append({**entry(point, commit, document),
-                                        **({"note_missing": True} if commit in lost else {})})
-            if limit is not None and len(entries) >= limit:
-                break
-    return entries[:limit] if limit is not None else entries
+            unnoted = [c for c, mentions, note in rows if mentions and not note.strip() and c not in blobs]
+            lost = _recomputed(store, named(repo, unnoted) if unnoted else [])
+            if blobs or lost:
+                noted = [c for c in chunk if c in local or c in blobs or c in lost]
+                documents: Iterable[tuple[str, Mapping[str, Any]]] = _notes(cat, noted, local, blobs, lost)
+            else:  # each record as `git log` gave it: the common case
+                documents = [(c, local[c]) for c in chunk if c in local]
+            for commit, document in documents:
+                points = document.get("checkpoints")
+                if not (type(points) is list and len(points) == 1 and type(points[0]) is dict):
+                    points = _points(document)
+                for point in points:
+                    key = point.get("id")
+                    try:
+                        if key in seen:
+                            continue
+                    except TypeError:  # an id no checkpoint of shiftgit's has (a list, an object): its JSON
+                        key = ("json", json.dumps(key, sort_keys=True))
+                        if key in seen:
+                            continue
+                    seen.add(key)
+                    yield commit, point, document, commit in lost
 
 
-def _history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, str, str]]]:
-    """HEAD's commits, newest first, ROUND at first, then twice as many each round up to MAX_ROUND, as `git log`
-    finds them (stopped when not read on), each with the checkpoint its Shift-Checkpoint trailer names ("" when
-    none) and the texts of its notes on the `notes` refs, one after the other (git reads those notes trees
-    itself; "" when none). A line starting with a random marker opens each commit: a note cannot forge one."""
-    marker = os.urandom(8).hex()
-    argv = ["git", "log", "--no-notes", *(f"--notes={ref}" for ref in notes),
-            f"--format={marker}%H %(trailers:key=Shift-Checkpoint,valueonly,separator=%x2c)" + ("%n%N" if notes
-                                                                                                else ""), "HEAD"]
-    proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    stdout = cast(BufferedReader, proc.stdout)  # Popen's default: a buffered pipe
-    finished = False
-    try:
-        chunk: list[tuple[str, str, str]] = []
-        size = ROUND
-        mark, rest = marker.encode(), b""
-        while True:
-            block = stdout.read1(1 << 16)  # what the pipe holds, up to 64 KiB
-            parts = (rest + block).split(mark)
-            rest = parts.pop() if block else b""  # the last may be cut short: it waits for the next block
-            for part in parts:
-                if part:
-                    chunk.append(_row(part))
-            if len(chunk) >= size or not block:
-                if chunk:
-                    yield chunk
-                chunk, size = [], min(2 * size, MAX_ROUND)
-            if not block:
-                break
-        finished = True
-    finally:
-        if not finished:
-            proc.kill()
-        proc.stdout.close()
-        error = proc.stderr.read().decode("utf-8", "replace")
-        proc.stderr.close()
-        if proc.wait() != 0 and finished:
-            raise GitError(argv[1:], error)
-
-
-def _row(part: bytes) -> tuple[str, str, str]:
-    """(commit, the checkpoint its trailer names, its notes' texts) from one commit's part of `git log`."""
-    first, _, text = part.decode("utf-8", "replace").partition("\n")
-    commit, _, named = first.strip().partition(" ")
-    return commit, named.strip(), text
-
-
-class _NoteIndex:
-    """One notes ref's note blobs, read a fanout subtree at a time as the commits asked about need them."""
-
-    def __init__(self, cat: CatFile, ref: str) -> None:
-        tip, _, self.root = read_root(cat, ref)
-        self.cat, self.width = cat, id_width(tip)
-        self.found: dict[str, Entry] = {}
-        self.read: set[str] = set()
-
-    def blobs(self, commits: Iterable[str]) -> dict[str, str]:
-        """commit -> note blob id, for those of `commits` with a note on this ref."""
-        commits = list(commits)
-        wanted = {c[:2] for c in commits} - self.read
-        if wanted or not self.read:
-            self.found.update(notes_under(self.cat, self.root, self.width, wanted))
-            self.read |= wanted | {""}
-        return {c: self.found[c].oid for c in commits if c in self.found}
+def _points(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A record's checkpoints, newest first (anything else in its list left out)."""
+    points = document.get("checkpoints")
+    if type(points) is not list:  # JSON's list only: a string or an object holds no checkpoint
+        return []
+    if len(points) == 1:
+        return points if isinstance(points[0], Mapping) else []
+    return sorted((p for p in points if isinstance(p, Mapping)), key=_at_seq, reverse=True)
 
 
 def _recomputed(store: Store, commits: list[str]) -> dict[str, dict[str, Any]]:
@@ -166,6 +152,9 @@ def _notes(cat: CatFile, commits: list[str], local: Mapping[str, dict[str, Any]]
             if commit in lost:
                 yield commit, lost[commit]
                 continue
+            if commit not in blobs:  # the record `git log` gave: the common case
+                yield commit, local[commit]
+                continue
             found = [handoff.parse_note(t[2].decode("utf-8", "replace")) for t in
                      (next(texts) for _ in blobs.get(commit, ())) if t is not None]
             documents = ([local[commit]] if commit in local else []) + [d for d in found if d is not None]
@@ -176,7 +165,7 @@ def _notes(cat: CatFile, commits: list[str], local: Mapping[str, dict[str, Any]]
 def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
     """Checkpoints of the working ledgers that HEAD's committed ledgers do not carry."""
     runs = store.run_ids()
-    committed = _committed_checkpoints(store, runs) if head else {}
+    committed = _committed_checkpoints(store, runs) if head and runs else {}
     entries = []
     for run in runs:
         try:  # the checked JSON, no model: what entry() reads is there (a left-out key reads as its default)
@@ -191,10 +180,13 @@ def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
 def _published(store: Store, seen: set[Any]) -> list[dict[str, Any]]:
     """Checkpoints published (by another machine, or before this work tree's ledger went back) that are newer
     than the work tree's ledger: the newest record of their run (git/sources.py)."""
+    runs = store.run_ids()
+    if not runs:
+        return []
     from shiftgit.git.sources import collect, pick
 
     entries = []
-    for run, records in collect(store, store.run_ids()).items():
+    for run, records in collect(store, runs).items():
         best = pick(records)
         source = best if best is not None and best.kind == "published" else None
         point = handoff.checkpoint_of(parse_json(source.data)) if source is not None else None
@@ -214,7 +206,9 @@ def _committed_checkpoints(store: Store, runs: list[str]) -> dict[str, Any]:
     return out
 
 
-def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, Any] | None) -> dict[str, Any]:
+def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, Any] | None,
+          lost: bool = False) -> dict[str, Any]:
+    """A checkpoint as `log --json` shows it (`lost`: its commit's note is missing, the record recomputed)."""
     raw = point.get("next")
     action: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     out: dict[str, Any] = {
@@ -227,6 +221,8 @@ def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, A
         out = {"commit": commit, **out}
     if document is not None and handoff.skip_reason(document):
         out["skip"] = handoff.skip_reason(document)
+    if lost:
+        out["note_missing"] = True
     return out
 
 
@@ -240,20 +236,39 @@ def _at_seq(point: Any) -> tuple[str, int]:
 TEXT_CAP = 200  # characters of a note's text per line
 
 
+EMPTY = "no checkpoints yet; record one with `shiftgit checkpoint --step ...`"
+MISSING = " [note missing: `shiftgit notes repair`]"
+
+
 def render(entries: list[dict[str, Any]]) -> str:
     """One line per checkpoint. Notes come from anyone who can push: their text is shown, never obeyed
     (line breaks and terminal escape sequences appear escaped)."""
-    if not entries:
-        return "no checkpoints yet; record one with `shiftgit checkpoint --step ...`"
-    lines = []
-    for e in entries:
-        where = _shown(str(e["commit"])[:10]) if e.get("commit") else f"({_shown(e.get('source') or 'working')})"
-        nxt = f" — next: {_shown(e['next'])}" if e.get("next") else ""
-        head = f"{_shown(e['run'])} #{_shown(e['seq'])} {_shown(e.get('at') or '')}"
-        mark = " [milestone]" if e.get("milestone") else ""
-        lost = " [note missing: `shiftgit notes repair`]" if e.get("note_missing") else ""
-        lines.append(f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{mark}{nxt}{lost}")
-    return "\n".join(lines)
+    return "\n".join(_entry_line(e) for e in entries) if entries else EMPTY
+
+
+def _entry_line(e: Mapping[str, Any]) -> str:
+    where = _shown(str(e["commit"])[:10]) if e.get("commit") else f"({_shown(e.get('source') or 'working')})"
+    nxt = f" — next: {_shown(e['next'])}" if e.get("next") else ""
+    head = f"{_shown(e['run'])} #{_shown(e['seq'])} {_shown(e.get('at') or '')}"
+    mark = " [milestone]" if e.get("milestone") else ""
+    lost = MISSING if e.get("note_missing") else ""
+    return f"{where:<10} {head} {_shown(e.get('step') or '(no step)')}{mark}{nxt}{lost}"
+
+
+def _line(commit: str, point: Mapping[str, Any], lost: bool) -> str:
+    """_entry_line(entry(point, commit, ...)) without the entry: the whole line is built from the values as they
+    are, and kept when it needs nothing escaped or cut (every character `_shown` escapes is one that
+    str.isprintable refuses; no value can be longer than the line); else each value is shown on its own."""
+    get = point.get
+    action = get("next")
+    nxt = action.get("action") if type(action) is dict or isinstance(action, Mapping) else None
+    milestone = " [milestone]" if get("milestone") else ""
+    line = (f"{commit[:10]:<10} {get('run')} #{get('seq')} {get('at') or ''} {get('step') or '(no step)'}{milestone}"
+            f"{f' — next: {nxt}' if nxt else ''}{MISSING if lost else ''}")
+    if len(line) <= TEXT_CAP and line.isprintable():
+        return line
+    return _entry_line({"commit": commit, "run": get("run"), "seq": get("seq"), "at": get("at"), "step": get("step"),
+                        "milestone": milestone, "next": nxt, "note_missing": lost})
 
 
 def _shown(value: Any) -> str:
