@@ -45,6 +45,22 @@ class FileEntry(NamedTuple):
     status: str
 
 
+class Change(NamedTuple):
+    """One entry of a `diff-tree`: the path as git has it (undecodable bytes kept as surrogates), the new
+    mode and blob id (zeros when deleted), and the status letter."""
+
+    path: str
+    mode: str
+    blob: str
+    status: str
+
+
+def files_of(changes: list[Change]) -> list[FileEntry]:
+    """The files a ledger records from CHANGES: `.shift/` left out, paths as text, no id for a deleted file."""
+    return [FileEntry(path_text(c.path), None if c.status == "D" else c.blob, c.status) for c in changes
+            if c.path != SHIFT_DIR and not c.path.startswith(SHIFT_DIR + "/")]
+
+
 class Repo(NamedTuple):
     """A work tree and its git dirs. (NamedTuples here, not dataclasses: importing `dataclasses` pulls
     `inspect`, a cost every agent hook would pay.)"""
@@ -132,20 +148,21 @@ class Repo(NamedTuple):
         return real if real.is_absolute() else self.root / real
 
     def diff_trees(self, old: str | None, new: str) -> list[FileEntry]:
-        """Files that differ between two trees (or commits), with the new blob ids."""
+        """Files that differ between two trees (or commits), with the new blob ids (`.shift/` left out)."""
+        return files_of(self.changes(old, new))
+
+    def changes(self, old: str | None, new: str) -> list[Change]:
+        """Every entry that differs between two trees (or commits), as git names it (one `diff-tree`)."""
         if old == new:  # one object: nothing differs (resume and verify compare a clean tree with itself)
             return []
         out = self.git("diff-tree", "-r", "-z", "--no-renames", old or self.empty_tree, new)
         parts = out.split("\0")
-        entries: list[FileEntry] = []
+        found: list[Change] = []
         for meta, path in zip(parts[0::2], parts[1::2], strict=False):
-            if not meta.startswith(":"):
-                continue
-            _, _, _, blob, status = meta[1:].split(" ")
-            if path == SHIFT_DIR or path.startswith(SHIFT_DIR + "/"):
-                continue
-            entries.append(FileEntry(path_text(path), None if status == "D" else blob, status[0]))
-        return entries
+            if meta.startswith(":"):
+                _, mode, _, blob, status = meta[1:].split(" ")
+                found.append(Change(path, mode, blob, status[0]))
+        return found
 
     def signs(self) -> bool:
         """The user signs commits (`user.signingkey`, gpg or ssh per `gpg.format`): shiftgit's own commits

@@ -30,7 +30,7 @@ from shiftgit.ledger.secretrules import (
     random_spans,
 )
 
-__all__ = ["Finding", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
+__all__ = ["SEPARATOR_TEXT", "Finding", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
 
 
 class Finding(NamedTuple):
@@ -189,11 +189,11 @@ def redact_obj(obj: object) -> object:
     return _rebuild(obj, iter(_redact_all(strings)))
 
 
-_SEPARATOR_TEXT = "\x00\n"  # whitespace ends every value; the private-key rule stops at NUL
+SEPARATOR_TEXT = "\x00\n"  # whitespace ends every value; the private-key rule stops at NUL: no rule crosses it
 
 
 def _redact_all(strings: list[str]) -> list[str]:
-    parts = redact(_SEPARATOR_TEXT.join(strings)).split(_SEPARATOR_TEXT)
+    parts = redact(SEPARATOR_TEXT.join(strings)).split(SEPARATOR_TEXT)
     return parts if len(parts) == len(strings) else [redact(text) for text in strings]
 
 

@@ -26,7 +26,7 @@ from shiftgit.ledger.model import (
     Spend,
 )
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo
+from shiftgit.repo import Repo, files_of
 from shiftgit.runs.contract import new_id, now_iso
 from shiftgit.runs.reviews import request
 
@@ -79,8 +79,9 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     repo = store.repo
     head, branch = _head_and_branch(repo)
     tree = repo.worktree_tree()
-    files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in repo.diff_trees(head, tree))
-    kept, held = secretscan.clean_tree(repo, head, tree)  # the snapshot (pushed by sync) holds no secret
+    changes = repo.changes(head, tree)  # one diff-tree: the files recorded, and those the scanner reads
+    files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in files_of(changes))
+    kept, held = secretscan.clean_tree(repo, head, tree, changes)  # the snapshot (pushed by sync) holds no secret
     withheld = {"withheld": [w.to_dict() for w in held]} if held else {}
     made: list[Checkpoint] = []
 
