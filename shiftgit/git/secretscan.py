@@ -109,12 +109,17 @@ def verdicts(repo: Repo, blobs: Iterable[str], paths: Mapping[str, str] | None =
     """blob id -> the rule of its first finding (None: clean, or not in this clone: nothing to leak).
 
     PATHS (blob id -> a path in the work tree that held it) lets a blob be read from its file, when the
-    file still hashes to that id: no `cat-file` for what `git add` just hashed."""
+    file still hashes to that id: no `cat-file` for what `git add` just hashed. Then the verdict cache is
+    read only when a blob is large enough to be kept there (a checkpoint of small files never reads it)."""
     wanted = sorted(set(blobs))
-    cache = _read_cache(repo)
-    unknown = [b for b in wanted if b not in cache]
-    if unknown:
-        data = _contents(repo, unknown, paths or {})
+    data = _contents(repo, wanted, paths) if paths else {}
+    if len(data) < len(wanted) or any(len(d) >= CACHE_MIN_BYTES for d in data.values()):
+        cache = _read_cache(repo)
+        rest = [b for b in wanted if b not in cache and b not in data]
+        data = {**{b: d for b, d in data.items() if b not in cache}, **(_contents(repo, rest, {}) if rest else {})}
+    else:
+        cache = {}
+    if data:
         new = {blob: rule or CLEAN for blob, rule in zip(data, first_rules(list(data.values())), strict=True)}
         _append_cache(repo, {blob: rule for blob, rule in new.items()
                              if rule != CLEAN or len(data[blob]) >= CACHE_MIN_BYTES})
@@ -126,15 +131,17 @@ def _contents(repo: Repo, blobs: list[str], paths: Mapping[str, str]) -> dict[st
     """The bytes of each of BLOBS this clone has: from the work tree's file when it hashes to the id (no
     filter, no edit since), else from `cat-file`."""
     found: dict[str, bytes] = {}
-    rest: list[str] = []
-    root = str(repo.root)
-    for blob in blobs:
-        path = paths.get(blob)
-        data = None if path is None else _file_blob(os.path.join(root, path), blob)
-        if data is None:
-            rest.append(blob)
-        else:
-            found[blob] = data
+    if paths:
+        root = os.open(repo.root, os.O_RDONLY)
+        try:
+            for blob in blobs:
+                path = paths.get(blob)
+                data = None if path is None else _file_blob(root, path, blob)
+                if data is not None:
+                    found[blob] = data
+        finally:
+            os.close(root)
+    rest = [blob for blob in blobs if blob not in found]
     if rest:
         with CatFile(repo.root, clean_env()) as cat:
             for blob, answer in zip(rest, cat.get(rest), strict=True):
@@ -143,17 +150,25 @@ def _contents(repo: Repo, blobs: list[str], paths: Mapping[str, str]) -> dict[st
     return found
 
 
-def _file_blob(path: str, blob: str) -> bytes | None:
-    """The file's bytes if they are blob BLOB (never a symlink's target, never blocking on a FIFO), else None."""
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # never a symlink's target, never blocking on a FIFO
+_READ = 1 << 16
+
+
+def _file_blob(root: int, path: str, blob: str) -> bytes | None:
+    """The bytes of the file at PATH (under the directory ROOT) if they are blob BLOB, else None."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, _OPEN, dir_fd=root)
     except OSError:
         return None
     try:
-        with open(fd, "rb") as handle:
-            data = handle.read()
+        chunks = []
+        while chunk := os.read(fd, _READ):
+            chunks.append(chunk)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     return data if object_id("blob", data, len(blob)) == blob else None
 
 
