@@ -128,17 +128,12 @@ class Repo(NamedTuple):
 
         Built in a private copy of the index: HEAD, the real index and the files stay untouched.
         """
-        tmp = self.private(f"index.{os.getpid()}.tmp")
-        real = self.index_path()
-        try:
-            if real.exists():
-                _copy_keeping_mtime(real, tmp)  # git's racy-clean check then sees same-second edits
-            env = clean_env(GIT_INDEX_FILE=str(tmp))
-            self.git("add", "-A", "--", ":/", env=env)
-            self.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
-            return self.git("write-tree", env=env).strip()
-        finally:
-            tmp.unlink(missing_ok=True)
+        return self.start_worktree_tree().result()
+
+    def start_worktree_tree(self) -> TreeBuild:
+        """`worktree_tree` begun: git hashes the files while the caller goes on (`checkpoint` loads its code
+        meanwhile); `result()` gives the tree, `close()` gives it up (it waits for git, removes the index)."""
+        return TreeBuild(self)
 
     def index_path(self) -> Path:
         """This worktree's index: `<git-dir>/index`, unless GIT_INDEX_FILE names another (then git says)."""
@@ -191,6 +186,52 @@ class Repo(NamedTuple):
         """The bytes of `REV:path`, or None when it does not exist."""
         proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=self.root, capture_output=True)
         return proc.stdout if proc.returncode == 0 else None
+
+
+class TreeBuild:
+    """A `Repo.worktree_tree` under way: `git add -A` running in a private copy of the index."""
+
+    ADD = ("add", "-A", "--", ":/")
+    started = 0  # builds this process began: each has its own index file
+
+    def __init__(self, repo: Repo) -> None:
+        TreeBuild.started += 1
+        self.repo = repo
+        self.index = repo.private(f"index.{os.getpid()}.{TreeBuild.started}.tmp")
+        real = repo.index_path()
+        if real.exists():
+            _copy_keeping_mtime(real, self.index)  # git's racy-clean check then sees same-second edits
+        self.env = clean_env(GIT_INDEX_FILE=str(self.index))
+        try:
+            self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                ["git", *self.ADD], cwd=repo.root, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except BaseException:
+            self.index.unlink(missing_ok=True)
+            raise
+
+    def result(self) -> str:
+        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards."""
+        try:
+            code, err = self._wait()
+            if code != 0:
+                raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
+            self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
+            return self.repo.git("write-tree", env=self.env).strip()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
+        self._wait()
+        self.index.unlink(missing_ok=True)
+
+    def _wait(self) -> tuple[int, bytes]:
+        if self.proc is None:
+            return 0, b""
+        proc, self.proc = self.proc, None
+        _, err = proc.communicate()
+        return proc.returncode, err
 
 
 def _copy_keeping_mtime(source: Path, target: Path) -> None:
