@@ -234,6 +234,32 @@ class TreeBuild:
         return proc.returncode, err
 
 
+_BEGUN: list[TreeBuild] = []
+
+
+def begin_worktree_tree() -> None:
+    """For a `checkpoint` about to run: start its work tree's tree now, before the command line and the
+    checkpoint code load (`begun` hands it over). Closed at exit if nobody takes it (a usage error)."""
+    import atexit
+
+    try:
+        build = Repo.open().start_worktree_tree()
+    except (UsageError, GitError, OSError):
+        return  # the command says why, as it always did
+    _BEGUN.append(build)
+    atexit.register(build.close)
+
+
+def begun(repo: Repo) -> TreeBuild | None:
+    """The build `begin_worktree_tree` started for REPO, taken (None: none was)."""
+    while _BEGUN:
+        build = _BEGUN.pop()
+        if build.repo == repo:
+            return build
+        build.close()
+    return None
+
+
 def _copy_keeping_mtime(source: Path, target: Path) -> None:
     """Copy a file and its modification time (shutil.copy2 without importing shutil and its archivers)."""
     target.write_bytes(source.read_bytes())

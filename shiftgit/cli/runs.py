@@ -198,10 +198,11 @@ def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
         --done-when "test_expired passes"
     """
     from shiftgit import textsafe
+    from shiftgit.repo import begun
 
     store = _store()
     run_id = resolve(store, run)
-    worktree = store.repo.start_worktree_tree()  # git hashes the files while the checkpoint code loads
+    worktree = begun(store.repo) or store.repo.start_worktree_tree()  # git hashes while the code loads
     try:
         from shiftgit.runs import checkpoints
 
