@@ -130,6 +130,10 @@ class Repo(NamedTuple):
         """
         return self.start_worktree_tree().result()
 
+    def worktree_build(self) -> TreeBuild:
+        """The build `begin_worktree_tree` started for this repository, else a new one."""
+        return begun(self) or self.start_worktree_tree()
+
     def start_worktree_tree(self) -> TreeBuild:
         """`worktree_tree` begun: git hashes the files while the caller goes on (`checkpoint` loads its code
         meanwhile); `result()` gives the tree, `close()` gives it up (it waits for git, removes the index)."""
@@ -220,6 +224,12 @@ class TreeBuild:
             return self.repo.git("write-tree", env=self.env).strip()
         finally:
             self.close()
+
+    def __enter__(self) -> TreeBuild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
