@@ -1,7 +1,7 @@
 """What the interactive commands cost at small size and at scale, in start-ups of this Python.
 
     python bench/interactive.py [--rounds 15] [--runs 1000] [--effects 1000] [--commits 10000] [--files 1000]
-                                [--base CHECKOUT] [--quick]
+                                [--base CHECKOUT] [--only TEXT ...] [--quick]
 
 Builds throw-away repositories (isolated from the machine's git config), then every round times,
 interleaved, each command below and `<this python> -c pass`; a figure is the median over the rounds
@@ -21,6 +21,10 @@ of (command time / that round's `python -c pass`), with the spread (lowest and h
 checkout (e.g. `/work/main`: its `shiftgit/` first on PYTHONPATH, its bytecode kept out of that tree),
 on the same repositories: "before" and "after" at the same load.
 
+`--only TEXT` (repeatable) times only the rows whose name holds TEXT (with their references, and `python -c
+pass`) and builds only the repositories those need: e.g. `--only checkpoint` while working on checkpoint.
+The default is every row.
+
 `--quick` (what CI runs, no timing judged): tiny sizes, two rounds, checks every command still works.
 """
 
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import SG, compile_bytecode, fast_history, isolate, parse, run, scale
@@ -132,21 +137,35 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=10_000)
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--base", type=Path, help="another checkout whose shiftgit/ is timed beside this one's")
+    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
+                        help="time only the rows whose name holds TEXT (repeatable); default: all")
     args = parse(parser, rounds=2, runs=5, effects=5, commits=30, files=5)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
         base = Path(tmp)
         isolate(base / "home")
         compile_bytecode()
-        small, runs = with_runs(base / "small", 1), with_runs(base / "runs", args.runs)
-        few, many = with_effects(base / "few", 10), with_effects(base / "many", args.effects)
-        files = with_files(base / "files", args.files)
+        built: dict[str, Path] = {}
+
+        def at(name: str, build: Callable[[Path], Path]) -> Callable[[], Path]:
+            """The repository NAME, built on first use (rows left out by --only build nothing)."""
+            def get() -> Path:
+                if name not in built:
+                    built[name] = build(base / name)
+                return built[name]
+            return get
+
+        small = at("small", lambda p: with_runs(p, 1))
+        runs = at("runs", lambda p: with_runs(p, args.runs))
+        few, many = at("few", lambda p: with_effects(p, 10)), at("many", lambda p: with_effects(p, args.effects))
+        files = at("files", lambda p: with_files(p, args.files))
         recent = 3 if args.quick else 25
-        short, long = with_notes(base / "short", 100, recent), with_notes(base / "long", args.commits, recent)
+        short = at("short", lambda p: with_notes(p, 100, recent))
+        long = at("long", lambda p: with_notes(p, args.commits, recent))
         py = sys.executable
-        cases: dict[str, tuple[Path, list[str]]] = {
-            "python -c pass": (base, [py, "-c", "pass"]),
-            "--version": (base, [*SG, "--version"]),
+        rows: dict[str, tuple[Callable[[], Path], list[str]]] = {
+            "python -c pass": (lambda: base, [py, "-c", "pass"]),
+            "--version": (lambda: base, [*SG, "--version"]),
             "status, 1 run": (small, [*SG, "status"]),
             "show, 1 run": (small, [*SG, "show"]),
             "checkpoint, 1 changed file": (small, [*SG, "checkpoint", "--step", "s{i}", "--next", "n"]),
@@ -163,6 +182,12 @@ def main() -> None:
             f"log -n 20, {args.commits} commits": (long, [*SG, "log", "-n", "20"]),
             f"log -n 1, {args.commits} commits": (long, [*SG, "log", "-n", "1"]),
         }
+        cases: dict[str, tuple[Path, list[str]]] = {}
+        for name, (where, argv) in rows.items():  # a reference row goes with the row above it
+            if not name.startswith("  reference:"):
+                wanted = name == "python -c pass" or not args.only or any(text in name for text in args.only)
+            if wanted:
+                cases[name] = (where(), argv)
         envs: dict[str, dict[str, str] | None] = {name: None for name in cases}
         if args.base is not None:  # each command's base row right after it
             env = base_env(args.base.resolve(), base / "base-pycache")
@@ -178,9 +203,9 @@ def main() -> None:
             took = {}
             for name, (cwd, argv) in cases.items():
                 if name.endswith("1 changed file"):  # what the checkpoints record (not timed)
-                    (small / "work.txt").write_text(f"{name} {i}\n")
+                    (small() / "work.txt").write_text(f"{name} {i}\n")
                 elif name.endswith("changed files"):
-                    touch(files, args.files, f"{name} round {i}")
+                    touch(files(), args.files, f"{name} round {i}")
                 tag = f"b{i}" if name.startswith("  base:") else str(i)  # its own effect keys, checkpoint steps
                 took[name] = timed(cwd, [a.replace("{i}", tag) for a in argv], envs[name])
             if i:
@@ -209,16 +234,18 @@ def report(ratios: dict[str, list[float]], unit: list[float], args: argparse.Nam
     median = {name: statistics.median(values) for name, values in ratios.items()}
     for name, values in ratios.items():
         print(f"{name:<44} {median[name]:>9.2f} {min(values):>7.2f}-{max(values):<7.2f}")
-    def ratio(a: str, b: str) -> float:
-        return median[a] / median[b]
+    def ratio(what: str, a: str, b: str) -> None:
+        if a in median and b in median:  # both rows timed (--only may leave either out)
+            print(f"{what}: {median[a] / median[b]:.2f}x")
 
-    print(f"status at {args.runs} runs / reading their JSON: "
-          f"{ratio(f'status, {args.runs} runs', f'  reference: read {args.runs} ledgers JSON'):.2f}x")
-    print(f"effect run at {args.effects} / at 10 effects: "
-          f"{ratio(f'effect run, {args.effects} effects', 'effect run, 10 effects'):.2f}x")
-    print(f"log -n 20 at {args.commits} / at 100 commits: "
-          f"{ratio(f'log -n 20, {args.commits} commits', 'log -n 20, 100 commits'):.2f}x")
-
+    ratio(f"status at {args.runs} runs / reading their JSON", f"status, {args.runs} runs",
+          f"  reference: read {args.runs} ledgers JSON")
+    ratio(f"checkpoint at {args.files} changed files / git alone", f"checkpoint, {args.files} changed files",
+          f"  reference: git add -A + write-tree, {args.files} changed files")
+    ratio(f"effect run at {args.effects} / at 10 effects", f"effect run, {args.effects} effects",
+          "effect run, 10 effects")
+    ratio(f"log -n 20 at {args.commits} / at 100 commits", f"log -n 20, {args.commits} commits",
+          "log -n 20, 100 commits")
 
 if __name__ == "__main__":
     main()

@@ -50,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         code = quick(args)
         if code is not None:
             return code
+    if args[:1] == ["checkpoint"] and not {"-h", "--help"} & set(args):  # git hashes the work tree meanwhile
+        from shiftgit.repo import begin_worktree_tree
+
+        begin_worktree_tree()
     from shiftgit.cli.main import cli
 
     return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0

@@ -45,6 +45,22 @@ class FileEntry(NamedTuple):
     status: str
 
 
+class Change(NamedTuple):
+    """One entry of a `diff-tree`: the path as git has it (undecodable bytes kept as surrogates), the new
+    mode and blob id (zeros when deleted), and the status letter."""
+
+    path: str
+    mode: str
+    blob: str
+    status: str
+
+
+def files_of(changes: list[Change]) -> list[FileEntry]:
+    """The files a ledger records from CHANGES: `.shift/` left out, paths as text, no id for a deleted file."""
+    return [FileEntry(path_text(c.path), None if c.status == "D" else c.blob, c.status) for c in changes
+            if c.path != SHIFT_DIR and not c.path.startswith(SHIFT_DIR + "/")]
+
+
 class Repo(NamedTuple):
     """A work tree and its git dirs. (NamedTuples here, not dataclasses: importing `dataclasses` pulls
     `inspect`, a cost every agent hook would pay.)"""
@@ -112,17 +128,16 @@ class Repo(NamedTuple):
 
         Built in a private copy of the index: HEAD, the real index and the files stay untouched.
         """
-        tmp = self.private(f"index.{os.getpid()}.tmp")
-        real = self.index_path()
-        try:
-            if real.exists():
-                _copy_keeping_mtime(real, tmp)  # git's racy-clean check then sees same-second edits
-            env = clean_env(GIT_INDEX_FILE=str(tmp))
-            self.git("add", "-A", "--", ":/", env=env)
-            self.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
-            return self.git("write-tree", env=env).strip()
-        finally:
-            tmp.unlink(missing_ok=True)
+        return self.start_worktree_tree().result()
+
+    def worktree_build(self) -> TreeBuild:
+        """The build `begin_worktree_tree` started for this repository, else a new one."""
+        return begun(self) or self.start_worktree_tree()
+
+    def start_worktree_tree(self) -> TreeBuild:
+        """`worktree_tree` begun: git hashes the files while the caller goes on (`checkpoint` loads its code
+        meanwhile); `result()` gives the tree, `close()` gives it up (it waits for git, removes the index)."""
+        return TreeBuild(self)
 
     def index_path(self) -> Path:
         """This worktree's index: `<git-dir>/index`, unless GIT_INDEX_FILE names another (then git says)."""
@@ -132,20 +147,21 @@ class Repo(NamedTuple):
         return real if real.is_absolute() else self.root / real
 
     def diff_trees(self, old: str | None, new: str) -> list[FileEntry]:
-        """Files that differ between two trees (or commits), with the new blob ids."""
+        """Files that differ between two trees (or commits), with the new blob ids (`.shift/` left out)."""
+        return files_of(self.changes(old, new))
+
+    def changes(self, old: str | None, new: str) -> list[Change]:
+        """Every entry that differs between two trees (or commits), as git names it (one `diff-tree`)."""
         if old == new:  # one object: nothing differs (resume and verify compare a clean tree with itself)
             return []
         out = self.git("diff-tree", "-r", "-z", "--no-renames", old or self.empty_tree, new)
         parts = out.split("\0")
-        entries: list[FileEntry] = []
+        found: list[Change] = []
         for meta, path in zip(parts[0::2], parts[1::2], strict=False):
-            if not meta.startswith(":"):
-                continue
-            _, _, _, blob, status = meta[1:].split(" ")
-            if path == SHIFT_DIR or path.startswith(SHIFT_DIR + "/"):
-                continue
-            entries.append(FileEntry(path_text(path), None if status == "D" else blob, status[0]))
-        return entries
+            if meta.startswith(":"):
+                _, mode, _, blob, status = meta[1:].split(" ")
+                found.append(Change(path, mode, blob, status[0]))
+        return found
 
     def signs(self) -> bool:
         """The user signs commits (`user.signingkey`, gpg or ssh per `gpg.format`): shiftgit's own commits
@@ -174,6 +190,84 @@ class Repo(NamedTuple):
         """The bytes of `REV:path`, or None when it does not exist."""
         proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=self.root, capture_output=True)
         return proc.stdout if proc.returncode == 0 else None
+
+
+class TreeBuild:
+    """A `Repo.worktree_tree` under way: `git add -A` running in a private copy of the index."""
+
+    ADD = ("add", "-A", "--", ":/")
+    started = 0  # builds this process began: each has its own index file
+
+    def __init__(self, repo: Repo) -> None:
+        TreeBuild.started += 1
+        self.repo = repo
+        self.index = repo.private(f"index.{os.getpid()}.{TreeBuild.started}.tmp")
+        real = repo.index_path()
+        if real.exists():
+            _copy_keeping_mtime(real, self.index)  # git's racy-clean check then sees same-second edits
+        self.env = clean_env(GIT_INDEX_FILE=str(self.index))
+        try:
+            self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                ["git", *self.ADD], cwd=repo.root, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except BaseException:
+            self.index.unlink(missing_ok=True)
+            raise
+
+    def result(self) -> str:
+        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards."""
+        try:
+            code, err = self._wait()
+            if code != 0:
+                raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
+            self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
+            return self.repo.git("write-tree", env=self.env).strip()
+        finally:
+            self.close()
+
+    def __enter__(self) -> TreeBuild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
+        self._wait()
+        self.index.unlink(missing_ok=True)
+
+    def _wait(self) -> tuple[int, bytes]:
+        if self.proc is None:
+            return 0, b""
+        proc, self.proc = self.proc, None
+        _, err = proc.communicate()
+        return proc.returncode, err
+
+
+_BEGUN: list[TreeBuild] = []
+
+
+def begin_worktree_tree() -> None:
+    """For a `checkpoint` about to run: start its work tree's tree now, before the command line and the
+    checkpoint code load (`begun` hands it over). Closed at exit if nobody takes it (a usage error)."""
+    import atexit
+
+    try:
+        build = Repo.open().start_worktree_tree()
+    except (UsageError, GitError, OSError):
+        return  # the command says why, as it always did
+    _BEGUN.append(build)
+    atexit.register(build.close)
+
+
+def begun(repo: Repo) -> TreeBuild | None:
+    """The build `begin_worktree_tree` started for REPO, taken (None: none was)."""
+    while _BEGUN:
+        build = _BEGUN.pop()
+        if build.repo == repo:
+            return build
+        build.close()
+    return None
 
 
 def _copy_keeping_mtime(source: Path, target: Path) -> None:

@@ -151,3 +151,15 @@ def test_with_no_active_run_a_staged_ledger_is_still_scanned(run_repo: Repo) -> 
     run_repo.git("checkout", "HEAD", "--", ".shift")
     run_repo.write("README.md", "# calc\n")  # an idle commit passes
     assert run_repo.commit("idle").returncode == 0
+
+
+def test_a_file_is_judged_by_the_blob_git_made_of_it_not_by_its_bytes_on_disk(run_repo: Repo) -> None:
+    """The scanner reads a file from disk only when it hashes to the blob; a clean filter makes them differ."""
+    run_repo.git("config", "filter.reveal.clean", f"sed s/PLACEHOLDER/{GITHUB}/")
+    run_repo.write(".gitattributes", "secret.cfg filter=reveal\n")
+    run_repo.write("secret.cfg", "key=PLACEHOLDER\n")  # harmless on disk, a token in git
+    run_repo.write("calc.py", CALC + "\n# step\n")
+    run_repo.ok("checkpoint", "--step", "a filter that writes a token")
+    point = run_repo.ledger("demo")["checkpoint"]
+    assert {w["path"]: w["rule"] for w in point["withheld"]} == {"secret.cfg": "github-token"}
+    assert GITHUB.encode() not in objects(run_repo, refs(run_repo, "refs/shift/"))

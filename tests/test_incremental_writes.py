@@ -7,11 +7,13 @@ import json
 
 import pytest
 from conftest import Repo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shiftgit.effects import runner as effects
 from shiftgit.errors import LedgerError
 from shiftgit.ledger import incremental, validated
-from shiftgit.ledger.canonical import canonical_bytes
+from shiftgit.ledger.canonical import canonical_bytes, canonical_text
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.secrets import redact_obj
 from shiftgit.ledger.store import Store
@@ -190,3 +192,17 @@ def test_what_on_write_adds_is_written_after_redaction_and_checked(store: Store)
         assert store.ledger_path("demo").read_bytes() == canonical_bytes(lease(expected))  # as main wrote it
         assert store.read("demo").lease == lease(expected)["lease"]  # what is read back is what is on disk
         assert store.read("demo") == Store.open(store.repo.root).read("demo")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    | st.tuples(inner, inner), max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES | st.dictionaries(st.integers(), st.none(), max_size=3), st.integers(0, 3))
+def test_the_canonical_text_is_what_json_dumps_writes(value: object, depth: int) -> None:
+    """`canonical_text` writes the indented form without json's pure-Python encoder: the same text, any value."""
+    expected = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
+    assert canonical_text(value, depth) == expected

@@ -343,3 +343,30 @@ def test_a_secret_embedded_in_any_text_is_found_and_redacted(before: str, sep: s
     start = len(before) + len(sep)
     assert any(f.start <= start and start + len(secret) <= f.end for f in find_secrets(text))
     assert secret not in redact(text)
+
+
+# -- many blobs scanned as one text (the checkpoint's snapshot of 1,000 files) ---------------------
+
+BLOBS = ([text.format(secret).encode() for _, text, secret in TRUE_POSITIVES]
+         + [text.encode() for text in MUST_NOT_FLAG]
+         + [b'{"t": "\\u0067hp_' + GITHUB[4:].encode() + b'"}',  # a token spelled with a JSON escape
+            b"\0binary " + GITHUB.encode() + b"\0", b"x" * 9000 + b"\0\n" + AWS_ID.encode(),  # NUL + newline inside
+            b"password", b"=Zx81kQvT0pw9", b"-----BEGIN RSA " + b"PRIVATE KEY-----\n", PEM_BODY.encode(), b"", b"-u"])
+
+
+def test_blobs_scanned_as_one_text_are_judged_each_as_alone() -> None:
+    from shiftgit.git.secretscan import first_rule, first_rules
+
+    alone = [first_rule(blob) for blob in BLOBS]
+    assert first_rules(BLOBS) == alone
+    assert first_rules(BLOBS[::-1]) == alone[::-1]
+    assert {"github-token", "aws-access-key", "private-key"} <= set(alone) and None in alone
+    assert first_rules([b"password", b"=Zx81kQvT0pw9"]) == [None, None]  # a key and a value in two files
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(TEXTS.map(lambda t: t.encode("utf-8", "surrogatepass")), st.sampled_from(BLOBS))))
+def test_any_blobs_scanned_together_get_the_verdicts_they_get_alone(blobs: list[bytes]) -> None:
+    from shiftgit.git.secretscan import first_rule, first_rules
+
+    assert first_rules(blobs) == [first_rule(blob) for blob in blobs]

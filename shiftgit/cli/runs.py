@@ -198,11 +198,11 @@ def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
         --done-when "test_expired passes"
     """
     from shiftgit import textsafe
-    from shiftgit.runs import checkpoints
-
     store = _store()
     run_id = resolve(store, run)
-    point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields))
+    with store.repo.worktree_build() as worktree:  # git hashes the files while the checkpoint code loads
+        from shiftgit.runs import checkpoints
+        point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields), worktree=worktree)
     for held in point.extra.get("withheld") or []:
         click.echo(f"shiftgit: warning: {textsafe.one_line(str(held['path']))} holds what looks like a secret "
                    f"({held['rule']}): left out of the snapshot, so rollback cannot restore it", err=True)

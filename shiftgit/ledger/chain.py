@@ -44,7 +44,12 @@ class Break(NamedTuple):
         return f"checkpoint #{self.seq}: {self.what}" if self.seq is not None else self.what
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _normal(value: Any) -> Any:
+    if type(value) in _PLAIN:  # most values: as they are, without asking the Mapping ABC
+        return value
     if isinstance(value, Mapping):
         return {k: _normal(v) for k, v in value.items() if v not in (None, False, [], {}, ())}
     if isinstance(value, list | tuple):

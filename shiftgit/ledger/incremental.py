@@ -198,7 +198,9 @@ def _slices(text: str, name: str, count: int) -> list[str]:
 
 
 def _text(value: Any, depth: int) -> str:
-    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
+    from shiftgit.ledger.canonical import canonical_text
+
+    return canonical_text(value, depth)
 
 
 def _values(ledger: Ledger) -> list[tuple[str, object]]:

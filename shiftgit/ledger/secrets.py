@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 else:
     from shiftgit.tuples import NamedTuple
 
-__all__ = ["Finding", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
+__all__ = ["SEPARATOR_TEXT", "Finding", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
 
 
 class Finding(NamedTuple):
@@ -194,11 +194,11 @@ def redact_obj(obj: object) -> object:
     return _rebuild(obj, iter(_redact_all(strings)))
 
 
-_SEPARATOR_TEXT = "\x00\n"  # whitespace ends every value; the private-key rule stops at NUL
+SEPARATOR_TEXT = "\x00\n"  # whitespace ends every value; the private-key rule stops at NUL: no rule crosses it
 
 
 def _redact_all(strings: list[str]) -> list[str]:
-    parts = redact(_SEPARATOR_TEXT.join(strings)).split(_SEPARATOR_TEXT)
+    parts = redact(SEPARATOR_TEXT.join(strings)).split(SEPARATOR_TEXT)
     return parts if len(parts) == len(strings) else [redact(text) for text in strings]
 
 
@@ -207,7 +207,10 @@ def _collect(obj: object, strings: list[str]) -> None:
         strings.append(obj)
     elif isinstance(obj, dict):
         for value in obj.values():
-            _collect(value, strings)
+            if type(value) is str:  # most values: no call (a checkpoint holds thousands of file records)
+                strings.append(value)
+            else:
+                _collect(value, strings)
     elif isinstance(obj, list | tuple):
         for item in obj:
             _collect(item, strings)
@@ -217,14 +220,27 @@ def _rebuild(obj: object, redacted: Iterator[str]) -> object:
     if isinstance(obj, str):
         return next(redacted)
     if isinstance(obj, dict):
-        return {key: _rebuild_item(key, value, redacted) for key, value in obj.items()}
+        out = {}
+        for key, value in obj.items():
+            copy = next(redacted) if type(value) is str else _rebuild(value, redacted)
+            if isinstance(copy, str) and _names_secret(key):
+                copy = "[REDACTED:secret-assignment]" if is_assigned(copy, loose=False) else copy
+            out[key] = copy
+        return out
     if isinstance(obj, list | tuple):
         return [_rebuild(item, redacted) for item in obj]
     return obj
 
 
-def _rebuild_item(key: object, value: object, redacted: Iterator[str]) -> object:
-    copy = _rebuild(value, redacted)
-    if isinstance(copy, str) and isinstance(key, str) and compiled(SECRET_KEY).fullmatch(key):
-        return "[REDACTED:secret-assignment]" if is_assigned(copy, loose=False) else copy
-    return copy
+_KEY_VERDICTS: dict[str, bool] = {}  # key -> it names a secret (a ledger has a few dozen distinct keys)
+
+
+def _names_secret(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    known = _KEY_VERDICTS.get(key)
+    if known is None:
+        if len(_KEY_VERDICTS) > 4096:
+            _KEY_VERDICTS.clear()
+        known = _KEY_VERDICTS[key] = compiled(SECRET_KEY).fullmatch(key) is not None
+    return known

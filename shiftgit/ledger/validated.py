@@ -66,10 +66,26 @@ def _find_hashes() -> tuple[Any, Any]:
 
 
 def blob_id(data: bytes, *, sha256: bool = False) -> str:
-    """The git blob id of `data` in a sha1 (default) or a sha256 repository (CPython's own hashes: every agent
-    hook asks this of a ledger, and hashlib's OpenSSL load costs a fifth of a start-up)."""
+    """The git blob id of `data` in a sha1 (default) or a sha256 repository. The same bytes object asked
+    again gives the id hashed the first time (`status` asks three times per ledger: sources twice, then
+    `is_known`); the few MiB of ledgers last asked are kept for that."""
+    global _REMEMBERED_BYTES
+    key = (id(data), sha256)
+    hit = _REMEMBERED.get(key)
+    if hit is not None and hit[0] is data:  # the object is kept here, so its id is not another's
+        return hit[1]
     found: str = _hashes()[1 if sha256 else 0](b"blob %d\0" % len(data) + data).hexdigest()
+    if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
+        _REMEMBERED.clear()
+        _REMEMBERED_BYTES = 0
+    _REMEMBERED[key] = (data, found)
+    _REMEMBERED_BYTES += len(data)
     return found
+
+
+REMEMBER_BYTES = 64 * 1024 * 1024
+_REMEMBERED: dict[tuple[int, bool], tuple[bytes, str]] = {}
+_REMEMBERED_BYTES = 0
 
 
 def path(git_dir: str | Path) -> Path:

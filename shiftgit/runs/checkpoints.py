@@ -26,7 +26,7 @@ from shiftgit.ledger.model import (
     Spend,
 )
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo
+from shiftgit.repo import Repo, TreeBuild, files_of
 from shiftgit.runs.contract import new_id, now_iso
 from shiftgit.runs.reviews import request
 
@@ -60,10 +60,12 @@ class CheckpointInput:
     session: str | None = None
 
 
-def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool = True) -> Checkpoint:
+def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool = True,
+               worktree: TreeBuild | None = None) -> Checkpoint:
     """Record what the tree holds now (from git, never from the caller), with the evidence since.
 
-    `checked=False` (the agent hooks) writes without the schema check: see `Store.write`."""
+    `checked=False` (the agent hooks) writes without the schema check: see `Store.write`. `worktree`: the
+    work tree's tree, begun by the caller (`Repo.start_worktree_tree`; the caller closes it on an error)."""
     if spec.tokens < 0 or spec.cost < 0 or (spec.turn is not None and spec.turn < 0):
         raise UsageError("--tokens, --cost and --turn cannot be negative")
     if spec.confirm and not spec.milestone:
@@ -71,16 +73,17 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     if spec.resolve and not (spec.reason or "").strip():
         raise UsageError("--resolve needs a reason: `shiftgit checkpoint --resolve TEXT --reason R`; nothing was "
                          "written")
-    store.read(run)  # fail on a broken ledger before touching git objects
+    store.read(run)  # fail on a broken ledger before any ref or ledger is written
     from shiftgit.ledger.chain import history_link
     from shiftgit.runs.lease import guard
 
     ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
     repo = store.repo
     head, branch = _head_and_branch(repo)
-    tree = repo.worktree_tree()
-    files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in repo.diff_trees(head, tree))
-    kept, held = secretscan.clean_tree(repo, head, tree)  # the snapshot (pushed by sync) holds no secret
+    tree = (worktree or repo.start_worktree_tree()).result()
+    changes = repo.changes(head, tree)  # one diff-tree: the files recorded, and those the scanner reads
+    files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in files_of(changes))
+    kept, held = secretscan.clean_tree(repo, head, tree, changes)  # the snapshot (pushed by sync) holds no secret
     withheld = {"withheld": [w.to_dict() for w in held]} if held else {}
     made: list[Checkpoint] = []
 
