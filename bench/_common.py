@@ -105,4 +105,25 @@ def peak_rss_mib(cwd: Path, argv: list[str]) -> float:
 def scale() -> str:
     """One line for the report: Python's start-up and the load average while the bench ran."""
     one, five, _ = os.getloadavg()
-    return f"python -c pass {startup_ms():.1f} ms, load {one:.1f} (5-min {five:.1f}), {os.cpu_count()} cores"
+    line = f"python -c pass {startup_ms():.1f} ms, load {one:.1f} (5-min {five:.1f}), {os.cpu_count()} cores"
+    return "\n".join([line, *unit_warnings()])
+
+
+def unit_warnings() -> list[str]:
+    """What inflates the unit: a .pth file that imports code at every start-up (an editable install's finder
+    imports pathlib and re: ~30 ms on a 2-core VM where Python starts in ~20), while shiftgit's hooks start
+    Python without site. Figures in such start-ups flatter shiftgit: bench from a venv without shiftgit installed."""
+    import site
+
+    heavy = []
+    for folder in site.getsitepackages():
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            if name.endswith(".pth") and name != "distutils-precedence.pth":
+                with open(os.path.join(folder, name), errors="replace") as pth:
+                    if any(line.startswith("import") for line in pth):
+                        heavy.append(name)
+    if not heavy:
+        return []
+    return [f"WARNING: {sys.executable}'s site runs {', '.join(heavy)} at every start-up: the unit is inflated and "
+            "the start-up figures flattered; bench from a venv where shiftgit is not installed "
+            "(python -m venv V && V/bin/pip install pygit2 click jsonschema pre-commit)"]

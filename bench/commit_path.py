@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, SG, compile_bytecode, fast_history, isolate, parse, run
+from _common import ROOT, SG, compile_bytecode, fast_history, isolate, parse, run, unit_warnings
 
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
@@ -175,6 +175,8 @@ def report(times: dict[str, tuple[list[float], list[float]]], python: list[float
            traced: dict[str, list[str]], load_before: tuple[float, ...], load_after: tuple[float, ...]) -> None:
     unit = median_ms(python)
     print(f"\n{sys.executable} -c pass: {unit:.1f} ms (median of {len(python)}); git {git_version()}")
+    for warning in unit_warnings():
+        print(warning)
     print(f"medians of {rounds} rounds; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
     print(f"{'scenario':<40} {'bare ms':>8} {'hooked ms':>10} {'added ms':>9} {'start-ups':>10}")
     added = {}
