@@ -13,9 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from shiftgit.digests import hasher
+
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 ELLIPSIS = "…"
 # C0 controls, DEL, C1 controls (8-bit CSI/OSC), line/paragraph separators, bidi overrides and
@@ -123,27 +125,8 @@ def fence(lines: Sequence[str], label: str) -> list[str]:
     """
     longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
     ticks = "`" * max(3, longest + 1)
-    digest = _sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = hasher(64)("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     tag = f"{label}-{digest}"
     return [f"{ticks}{tag}", *lines, ticks]
 
 
-def _sha256(data: bytes) -> Any:
-    """CPython's own sha256 when it has it (hashlib loads OpenSSL first: a tenth of a start-up of an agent hook)."""
-    if not _FOUND:
-        _FOUND.append(_find_sha256())
-    return _FOUND[0](data)
-
-
-_FOUND: list[Any] = []
-
-
-def _find_sha256() -> Any:
-    try:
-        from _sha2 import sha256  # 3.12 and later
-    except ImportError:
-        try:
-            from _sha256 import sha256
-        except ImportError:
-            from hashlib import sha256
-    return sha256

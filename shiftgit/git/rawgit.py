@@ -8,12 +8,12 @@ threading, selectors) costs as much as the whole post-commit hook's work, and ha
 from __future__ import annotations
 
 import os
-import sys
+
+from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
+    from collections.abc import Mapping
 
 TREE = "40000"  # a subtree's mode, as git stores it
 _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
@@ -74,25 +74,6 @@ def _pack_header(code: int, size: int) -> bytes:
         byte, size = size & 0x7F, size >> 7
     out.append(byte)
     return bytes(out)
-
-
-def hasher(width: int) -> Callable[[bytes], Any]:
-    """sha1 or sha256; CPython's own modules first (hashlib loads OpenSSL: ~4 ms)."""
-    try:
-        if width == 40:
-            from _sha1 import sha1
-            found: Callable[[bytes], Any] = sha1
-        elif sys.version_info >= (3, 12):  # by version: a failed import under the hooks' `python -S` loads site
-            from _sha2 import sha256
-            found = sha256
-        else:
-            from _sha256 import sha256
-            found = sha256
-        return found
-    except ImportError:
-        import hashlib
-
-        return hashlib.sha1 if width == 40 else hashlib.sha256
 
 
 # -- git processes without the subprocess module ----------------------------------------------------

@@ -13,8 +13,9 @@ again what it kept, `incremental.py`) carries a third token.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
+
+from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
@@ -40,29 +41,8 @@ def sha256(data: bytes) -> Any:
 
 
 def _hashes() -> tuple[Any, Any]:
-    """sha1 and sha256 from CPython's own modules when it has them: hashlib loads OpenSSL first, about a tenth of
-    a Python start-up, and every agent hook reads a ledger (the same digests either way). Looked up once."""
-    if not _FOUND:
-        _FOUND.append(_find_hashes())
-    return _FOUND[0]
-
-
-_FOUND: list[tuple[Any, Any]] = []
-
-
-def _find_hashes() -> tuple[Any, Any]:
-    try:
-        from _sha1 import sha1
-
-        if sys.version_info >= (3, 12):  # asked by version: a failed import under the hooks' `python -S` loads site
-            from _sha2 import sha256
-        else:
-            from _sha256 import sha256
-        return sha1, sha256
-    except ImportError:
-        import hashlib
-
-        return hashlib.sha1, hashlib.sha256
+    """sha1 and sha256, CPython's own (`shiftgit.digests`): every agent hook reads a ledger."""
+    return hasher(40), hasher(64)
 
 
 def blob_id(data: bytes, *, sha256: bool = False) -> str:
