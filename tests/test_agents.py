@@ -268,7 +268,7 @@ def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
 def test_the_briefing_provenance_in_one_git_process_says_what_record_says(fresh: Repo) -> None:
     """agents/origin.py reads who committed the ledger and whether it changed since from one `git log --raw`,
     remembered per HEAD."""
-    from shiftgit.agents.brief import _provenance
+    from shiftgit.agents.origin import _provenance
     from shiftgit.git.record import ledger_provenance
     from shiftgit.ledger.store import Store
     from shiftgit.repo import Repo as GitRepo

@@ -19,13 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shiftgit import __version__, textsafe
-from shiftgit.agents.origin import _provenance, provenance
+from shiftgit.agents.origin import provenance
 from shiftgit.ledger.store import Store
 
 if TYPE_CHECKING:
     from shiftgit.recovery.freshness import Freshness
-
-__all__ = ["_provenance", "provenance", "session_context"]  # agents/origin.py: the first line
 
 CONTEXT_LIMIT = 10_000  # Claude Code caps additionalContext at 10,000 characters
 # Codex moves hook output of more than ~2,500 tokens, counted as bytes / 4, to a file and shows the model
