@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from shiftgit.git.rawgit import TREE, CatFile, object_id, pack, parse_tree, run, tree_body
+from shiftgit.git.rawgit import TREE, CatFile, commit_body, object_id, pack, parse_tree, run, tree_body
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -178,9 +178,7 @@ def _write(commit: str | None, lines: list[str], note: bytes, data: bytes, env: 
             continue  # the note is there already
         objects.append(("blob", blobs[ref][1]))
         objects += [("tree", body) for body in planned]
-        body = (b"tree %s\n" % object_id("tree", planned[-1], width).encode()
-                + (b"parent %s\n" % tip.encode() if tip else b"")
-                + b"author %s\ncommitter %s\n\n%s\n" % (ident, ident, message))
+        body = commit_body(planned[-1], width, tip, ident, ident, message + b"\n")
         objects.append(("commit", body))
         swaps.append(f"update {ref} {object_id('commit', body, width)} {tip or '0' * width}\n")
     if not swaps:

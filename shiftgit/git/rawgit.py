@@ -49,6 +49,13 @@ def tree_body(tree: Mapping[str, tuple[str, str]]) -> bytes:
                     for n in sorted(tree, key=order))
 
 
+def commit_body(tree: bytes, width: int, parent: str | None, author: bytes, committer: bytes, message: bytes) -> bytes:
+    """A commit object's bytes, as `commit-tree` writes them with no signature or encoding: TREE is the tree's body."""
+    return (b"tree %s\n" % object_id("tree", tree, width).encode()
+            + (b"parent %s\n" % parent.encode() if parent else b"")
+            + b"author %s\ncommitter %s\n\n%s" % (author, committer, message))
+
+
 def object_id(kind: str, body: bytes, width: int) -> str:
     oid: str = hasher(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
     return oid

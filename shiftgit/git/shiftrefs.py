@@ -146,9 +146,7 @@ def _direct(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, prev
     blobs = {name: rawgit.object_id("blob", data, by.width) for name, data in files.items()}
     tree = rawgit.tree_body({name: ("100644", oid) for name, oid in blobs.items()})
     text = message if message.endswith("\n") else message + "\n"  # as `commit-tree -m` completes the line
-    commit = (b"tree %s\n" % rawgit.object_id("tree", tree, by.width).encode()
-              + (b"parent %s\n" % previous.encode() if previous else b"")
-              + b"author %s\ncommitter %s\n\n%s" % (by.author, by.committer, text.encode()))
+    commit = rawgit.commit_body(tree, by.width, previous, by.author, by.committer, text.encode())
     objects = [*(("blob", data) for data in files.values()), ("tree", tree), ("commit", commit)]
     oid = rawgit.object_id("commit", commit, by.width)
     swap = f"update {ref} {oid} {previous or '0' * by.width}\n".encode()
