@@ -189,9 +189,9 @@ def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) 
 
 
 def _blob_id(data: bytes) -> str:
-    from shiftgit.ledger.validated import blob_ids
+    from shiftgit.ledger.validated import blob_id
 
-    return blob_ids(data)[0]
+    return blob_id(data)  # sha1: the validated file lists both ids of a ledger
 
 
 def _remember_validated(gitdir: str, staging: gate.Staging) -> None:
