@@ -97,3 +97,20 @@ def test_init_replaces_an_older_shiftgit_command_and_keeps_the_users_own(repo: R
     first = repo.read(".claude/settings.json")
     assert "hooks already in" in repo.ok("init", "--hooks", "none", "--agent", "claude").stdout
     assert repo.read(".claude/settings.json") == first
+
+
+def test_the_end_of_turn_hook_asks_git_once_whether_head_carries_the_checkpoint(run_repo: Repo,
+                                                                                 tmp_path: Path) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    assert run_repo.commit("the handoff commit").returncode == 0  # HEAD carries checkpoint #1; its parent is the base
+    body = json.dumps({"session_id": "s1", "cwd": str(run_repo.path), "stop_hook_active": False})
+    batches = []
+    for n in range(3):
+        trace = tmp_path / f"trace{n}"
+        proc = run_repo.sg("hook", "claude", "stop", input=body, env={"GIT_TRACE": str(trace)})
+        assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr  # fresh: nothing to say
+        batches.append(sum("cat-file --batch" in line for line in trace.read_text().splitlines()))
+    assert batches == [1, 0, 0]
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
+    proc = run_repo.sg("hook", "claude", "stop", input=body)
+    assert json.loads(proc.stdout)["decision"] == "block"
