@@ -114,3 +114,12 @@ def test_the_end_of_turn_hook_asks_git_once_whether_head_carries_the_checkpoint(
     run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
     proc = run_repo.sg("hook", "claude", "stop", input=body)
     assert json.loads(proc.stdout)["decision"] == "block"
+
+
+def test_copilots_flat_handlers_are_upgraded_too(repo: Repo) -> None:
+    old = {"type": "command", "bash": "shiftgit hook copilot agent-stop", "timeoutSec": 30}
+    repo.write(".github/hooks/shiftgit.json", json.dumps({"version": 1, "hooks": {"agentStop": [old]}}))
+    out = repo.ok("init", "--hooks", "none", "--agent", "copilot").stdout
+    assert "updated the command of hooks agentStop" in out
+    hooks = json.loads(repo.read(".github/hooks/shiftgit.json"))["hooks"]
+    assert hooks["agentStop"] == [{**old, "bash": command("copilot", "agent-stop")}]
