@@ -4,8 +4,10 @@
 
 Builds a throw-away repository (isolated from the machine's git config) with FILES tracked files,
 `shiftgit init --agent claude --agent codex`, a run with a committed checkpoint, and a Claude Code
-transcript of TURNS tool rounds. Every round times, interleaved, the real hook processes
-(`python -m shiftgit hook ...`, JSON on stdin) in the states an agent meets them, with the set-up
+transcript of TURNS tool rounds. Every round times, interleaved, the real hook processes as the agent
+runs them: the command `init` wrote into `.claude/settings.json` / `.codex/hooks.json`, through `sh -c`,
+JSON on stdin, with a `shiftgit` console script (pip's, run by this Python, site and all) first on PATH
+for a command that calls `shiftgit` from PATH. They run in the states an agent meets them, with the set-up
 between them untimed (an edit, `shiftgit checkpoint`, one more turn in the transcript):
 
     session start (a new session joins the ledger), stop with nothing to record, stop that holds
@@ -62,6 +64,33 @@ def build(repo: Path, files: int, env: dict[str, str] | None = None) -> None:
     run(["git", "commit", "-qm", "start"], repo, env=env)
 
 
+CONSOLE_SCRIPT = """#!{python}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from shiftgit.__main__ import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+
+
+def console_script(folder: Path, env: dict[str, str]) -> str:
+    """A `shiftgit` script as pip writes it, in FOLDER; returns PATH with FOLDER first."""
+    folder.mkdir(parents=True)
+    script = folder / "shiftgit"
+    script.write_text(CONSOLE_SCRIPT.format(python=sys.executable))
+    script.chmod(0o755)
+    return f"{folder}:{env['PATH']}"
+
+
+def configured(repo: Path, agent: str, event: str) -> list[str]:
+    """The hook command `init --agent` wrote for AGENT's EVENT (its own name), run as the agent runs it."""
+    path = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}[agent]
+    groups = json.loads((repo / path).read_text())["hooks"][event]
+    return ["sh", "-c", groups[0]["hooks"][0]["command"]]
+
+
 def settle(repo: Path) -> None:
     """Wait until no background conversation save runs in `repo` (each holds an flock on its lock file)."""
     for path in (repo / ".git" / "shift" / "agents").glob("context-*.lock"):
@@ -109,9 +138,9 @@ def main() -> None:
         variants = {}
         for name, tree in trees.items():
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "shiftgit")], check=True)
-            venv = {**env, "PYTHONPATH": str(tree)}
+            venv = {**env, "PYTHONPATH": str(tree), "PATH": console_script(Path(tmp) / name / "bin", env)}
             repo = Path(tmp) / name / "repo"
-            repo.parent.mkdir()
+            repo.parent.mkdir(exist_ok=True)
             build(repo, args.files, venv)
             transcript = Transcript(Path(tmp) / name / "session.jsonl", repo)
             for _ in range(args.turns):
@@ -144,30 +173,32 @@ def steps(repo: Path, transcript: Transcript, big: Transcript, env: dict[str, st
     def then(*actions: Callable[[], None]) -> Callable[[], None]:
         return lambda: [action() for action in actions] and None
 
-    hook = [*SG, "hook"]
+    def hook(agent: str, event: str) -> list[str]:
+        return configured(repo, agent, event)
+
     return [
         ("python -c pass", [sys.executable, "-c", "pass"], lambda: "", None),
-        ("claude session-start (new session)", [*hook, "claude", "session-start"],
+        ("claude session-start (new session)", hook("claude", "SessionStart"),
          lambda: payload("SessionStart", session=f"s{state['round']}", source="startup"), None),
-        ("claude stop (nothing to record)", [*hook, "claude", "stop"],
+        ("claude stop (nothing to record)", hook("claude", "Stop"),
          lambda: payload("Stop", stop_hook_active=False), None),
-        ("claude stop (an edit: held)", [*hook, "claude", "stop"],
+        ("claude stop (an edit: held)", hook("claude", "Stop"),
          lambda: payload("Stop", stop_hook_active=False), edit),
-        ("claude stop (held already: a note)", [*hook, "claude", "stop"],
+        ("claude stop (held already: a note)", hook("claude", "Stop"),
          lambda: payload("Stop", stop_hook_active=False), None),
-        ("claude pre-compact (context saved)", [*hook, "claude", "pre-compact"],
+        ("claude pre-compact (context saved)", hook("claude", "PreCompact"),
          lambda: payload("PreCompact", trigger="auto"), then(record, transcript.grow)),
-        ("claude pre-compact (nothing new)", [*hook, "claude", "pre-compact"],
+        ("claude pre-compact (nothing new)", hook("claude", "PreCompact"),
          lambda: payload("PreCompact", trigger="auto"), None),
-        ("claude pre-compact (edit: checkpoint + context)", [*hook, "claude", "pre-compact"],
+        ("claude pre-compact (edit: checkpoint + context)", hook("claude", "PreCompact"),
          lambda: payload("PreCompact", trigger="auto"), then(edit, transcript.grow)),
-        ("claude session-end (context, close)", [*hook, "claude", "session-end"],
+        ("claude session-end (context, close)", hook("claude", "SessionEnd"),
          lambda: payload("SessionEnd", reason="exit"), then(record, transcript.grow)),
-        ("codex session-start (new session)", [*hook, "codex", "session-start"],
+        ("codex session-start (new session)", hook("codex", "SessionStart"),
          lambda: payload("SessionStart", session=f"c{state['round']}", source="startup"), None),
-        ("codex stop (nothing to record)", [*hook, "codex", "stop"],
+        ("codex stop (nothing to record)", hook("codex", "Stop"),
          lambda: payload("Stop", stop_hook_active=False), None),
-        ("codex session-end (context, close)", [*hook, "codex", "session-end"],
+        ("codex session-end (context, close)", hook("codex", "SessionEnd"),
          lambda: payload("SessionEnd", reason="other"), transcript.grow),
         (f"context save --from ({big.path.stat().st_size / 1e6:.1f} MB)", [*SG, "context", "save", "--from",
                                                                           str(big.path)], lambda: "", big.grow),

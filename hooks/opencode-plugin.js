@@ -1,16 +1,18 @@
-// shiftgit plugin for OpenCode, version 1 (written by `shiftgit init --agent opencode`; rerun it to update).
-// Each call runs `shiftgit hook opencode EVENT` with a JSON payload on stdin and reads its JSON answer;
+// shiftgit plugin for OpenCode, version 2 (written by `shiftgit init --agent opencode`; rerun it to update).
+// Each call runs `shiftgit hook opencode EVENT` (this clone's launcher) with a JSON payload on stdin, reads its answer;
 // shiftgit's hooks fail open, and so does this plugin: any error leaves OpenCode as it was.
 import { spawn } from "node:child_process";
 
 const TIMEOUT_MS = 30000;
+// this clone's hook launcher (written by `shiftgit init`, never committed), else `shiftgit` from PATH
+const LAUNCH = "h=.git/shift/agent-hook; [ -x \"$h\" ] || h=$(git rev-parse --git-common-dir 2>/dev/null)/shift/agent-hook; [ -x \"$h\" ] && exec \"$h\" opencode \"$1\"; exec shiftgit hook opencode \"$1\"";
 
 function hook(directory, event, payload) {
   return new Promise((resolve) => {
     let out = "";
     let child;
     try {
-      child = spawn("shiftgit", ["hook", "opencode", event], { cwd: directory, stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn("sh", ["-c", LAUNCH, "sh", event], { cwd: directory, stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       resolve({});
       return;

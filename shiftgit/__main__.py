@@ -1,7 +1,8 @@
 """`python -m shiftgit` and the `shiftgit` console script.
 
 Git and agent hooks, and `--version`, take a fast path that never imports click, jsonschema or pygit2.
-The git hook shims start Python with `-S` (no site: most of Python's start-up) and call `hook_main`.
+The git hook shims and the agent hook launcher (agents/launcher.py) start Python with `-S` (no site: most of
+Python's start-up) and call `hook_main`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    return _main(sys.argv[1:] if argv is None else argv, argv is None)
+
+
+def _main(args: list[str], process: bool) -> int:
+    """`process`: this call is the process's entry (console script, `python -m shiftgit`, a hook launcher)."""
     if args == ["--version"]:  # what click's version_option prints, without loading click (~30 ms)
         from shiftgit import __version__
 
@@ -35,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             from shiftgit.agents.hooks import main as agent_hook
 
             answered = agent_hook(args[1], args[2:])
-            if argv is None:  # this process is the hook (console script, `python -m shiftgit`)
+            if process:  # this process is the hook (console script, `python -m shiftgit`, the launcher)
                 _leave(answered)
             return answered
         from shiftgit.git.context import GIT_HOOKS
@@ -74,10 +79,11 @@ def _leave(code: int) -> NoReturn:
 
 
 def hook_main(args: list[str]) -> int:
-    """`shiftgit hook ARGS` as the git hook shims run it: under `python -S`, site loads on first need."""
+    """`shiftgit hook ARGS` as the git hook shims and the agent hook launcher run it: under `python -S`, site loads on
+    first need."""
     if sys.flags.no_site and _LateSite not in sys.meta_path:
         sys.meta_path.append(_LateSite)
-    return main(["hook", *args])
+    return _main(["hook", *args], True)
 
 
 class _LateSite:

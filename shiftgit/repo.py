@@ -6,10 +6,15 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from shiftgit.errors import GitError, UsageError
 from shiftgit.textsafe import path_text
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # in a sha1 repository; ask `Repo.empty_tree`
 EMPTY_TREES = {"sha1": EMPTY_TREE,

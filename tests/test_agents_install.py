@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import Repo
 
+from shiftgit.agents.launcher import command as ours
+
 CONFIGS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -30,9 +32,9 @@ def test_claude_settings_keep_other_keys_and_hooks_and_a_second_run_adds_nothing
     assert settings["permissions"] == {"deny": ["Bash(git commit --no-verify:*)"]} and settings["model"] == "opus"
     assert settings["hooks"]["Stop"][0] == mine
     assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "x"
-    assert sorted(c for c in commands(settings) if c.startswith("shiftgit")) == [
-        "shiftgit hook claude pre-compact", "shiftgit hook claude session-end",
-        "shiftgit hook claude session-start", "shiftgit hook claude stop"]
+    assert sorted(c for c in commands(settings) if "shiftgit" in c) == [
+        ours("claude", "pre-compact"), ours("claude", "session-end"), ours("claude", "session-start"),
+        ours("claude", "stop")]
     assert {h["type"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]} == {"command"}
     repo.ok("init", "--hooks", "none", "--agent", "claude")
     assert repo.read(".claude/settings.json") == first
@@ -44,15 +46,15 @@ def test_codex_and_gemini_configs_in_their_own_formats(repo: Repo) -> None:
     codex = json.loads(repo.read(".codex/hooks.json"))
     assert "$schema" not in codex and set(codex) == {"hooks"}
     assert set(codex["hooks"]) == {"SessionStart", "Stop", "PreCompact", "SessionEnd"}
-    assert sorted(commands(codex)) == ["shiftgit hook codex pre-compact", "shiftgit hook codex session-end",
-                                       "shiftgit hook codex session-start", "shiftgit hook codex stop"]
+    assert sorted(commands(codex)) == [ours("codex", "pre-compact"), ours("codex", "session-end"),
+                                       ours("codex", "session-start"), ours("codex", "stop")]
     assert codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex clamps SessionEnd to 3 s
     assert codex["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 30
     gemini = json.loads(repo.read(".gemini/settings.json"))
     assert gemini["theme"] == "dark" and gemini["hooksConfig"] == {"enabled": True}
     assert set(gemini["hooks"]) == {"SessionStart", "AfterAgent", "SessionEnd"}  # PreCompress fires every request
     handler = gemini["hooks"]["AfterAgent"][0]["hooks"][0]
-    assert handler["command"] == "shiftgit hook gemini after-agent" and handler["timeout"] == 30_000
+    assert handler["command"] == ours("gemini", "after-agent") and handler["timeout"] == 30_000
 
 
 def test_init_removes_the_gemini_pre_compress_hook_an_older_shiftgit_wired(repo: Repo) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import Repo
 
+from shiftgit.agents.launcher import command
+
 PROJECT = Path(__file__).resolve().parent.parent
 
 
@@ -25,7 +27,7 @@ def test_qwen_settings_take_claude_style_hooks_and_keep_everything_else(repo: Re
     assert settings["hooks"]["Stop"][0] == mine
     assert set(settings["hooks"]) == {"SessionStart", "Stop", "PreCompact", "SessionEnd"}
     ours = settings["hooks"]["Stop"][1]["hooks"][0]
-    assert ours == {"type": "command", "command": "shiftgit hook qwen stop", "timeout": 30}  # seconds
+    assert ours == {"type": "command", "command": command("qwen", "stop"), "timeout": 30}  # seconds
     repo.ok("init", "--hooks", "none", "--agent", "qwen")
     assert repo.read(".qwen/settings.json") == first
 
@@ -36,7 +38,7 @@ def test_copilot_gets_its_own_hooks_file_in_its_flat_format(repo: Repo) -> None:
     assert "copilot: added hooks sessionStart, agentStop, sessionEnd to .github/hooks/shiftgit.json" in out
     document = json.loads(repo.read(".github/hooks/shiftgit.json"))
     assert document["version"] == 1
-    assert document["hooks"]["agentStop"] == [{"type": "command", "bash": "shiftgit hook copilot agent-stop",
+    assert document["hooks"]["agentStop"] == [{"type": "command", "bash": command("copilot", "agent-stop"),
                                                "timeoutSec": 30}]
     assert json.loads(repo.read(".github/hooks/team.json")) == {"version": 1, "hooks": {"sessionStart": []}}
     first = repo.read(".github/hooks/shiftgit.json")
@@ -48,7 +50,7 @@ def test_opencode_plugin_is_written_once_updated_when_older_and_a_foreign_file_i
     out = repo.ok("init", "--hooks", "none", "--agent", "opencode").stdout
     assert "opencode: wrote the plugin .opencode/plugin/shiftgit.js" in out
     plugin = repo.read(".opencode/plugin/shiftgit.js")
-    assert plugin.startswith("// shiftgit plugin for OpenCode, version 1 ")
+    assert plugin.startswith("// shiftgit plugin for OpenCode, version 2 ")
     for needle in ('"session-start"', '"session-idle"', "experimental.chat.system.transform", "session.idle"):
         assert needle in plugin
     assert "already" in repo.ok("init", "--hooks", "none", "--agent", "opencode").stdout

@@ -17,7 +17,7 @@ import transcript_fixtures as tf
 from agent_saves import settle
 from conftest import SG, Repo
 
-HEAVY = {"click", "jsonschema", "pygit2", "shiftgit.ledger.model", "dataclasses", "shiftgit.recovery.resume"}
+HEAVY = {"click", "jsonschema", "pygit2", "shiftgit.ledger.model", "dataclasses", "typing", "shiftgit.recovery.resume"}
 
 
 def payload(repo: Repo, event: str, session: str = "sess-1", transcript: Path | None = None, **extra: Any) -> str:

@@ -12,12 +12,13 @@ agents/saves.py decides what a hook does in place and what it hands to agents/ba
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shiftgit.ledger.store import Store
 
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from shiftgit.recovery.freshness import Freshness
+
 
 UNRECORDED_KEPT = 200
 

@@ -16,14 +16,17 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from shiftgit import __version__, textsafe
 from shiftgit.agents.origin import provenance
 from shiftgit.ledger.store import Store
 
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     from shiftgit.recovery.freshness import Freshness
+
 
 CONTEXT_LIMIT = 10_000  # Claude Code caps additionalContext at 10,000 characters
 # Codex moves hook output of more than ~2,500 tokens, counted as bytes / 4, to a file and shows the model

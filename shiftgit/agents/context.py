@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from shiftgit.agents import private, transcache
 from shiftgit.agents.compaction import Settings, compact
@@ -23,6 +22,12 @@ from shiftgit.agents.transcripts import Transcript
 from shiftgit.errors import UsageError
 from shiftgit.git import shiftrefs
 from shiftgit.ledger.store import Store
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 TEXT = "context.md"
 ITEM_CAP = 300  # characters of one decision, step or item in the summary

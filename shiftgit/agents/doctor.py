@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shiftgit.agents import install, trust, wiring
+from shiftgit.agents import install, launcher, trust, wiring
 from shiftgit.agents.trust import Check
 from shiftgit.agents.versions import UNKNOWN_MARK
 from shiftgit.repo import Repo
@@ -30,6 +30,7 @@ from shiftgit.repo import Repo
 LOGIN_TIMEOUT = 10.0
 HOOK_TIMEOUT = 30.0
 LOG_SHOWN = 3
+LAUNCHED = (*install.JSON_AGENTS, "opencode")  # the agents whose hooks run this clone's launcher (agents/launcher.py)
 TIMED = {"claude": ("session-start", "stop"), "codex": ("session-start", "stop"),
          "gemini": ("session-start", "after-agent"), "qwen": ("session-start", "stop"),
          "copilot": ("session-start", "agent-stop"), "opencode": ("session-start", "session-idle")}
@@ -40,6 +41,8 @@ def run(repo: Repo, *, environ: dict[str, str] | None = None, timings: bool = Tr
     env = dict(os.environ if environ is None else environ)
     checks = repo_checks(repo)
     agents = wired(repo.root)
+    if any(agent in LAUNCHED for agent in agents):
+        checks.append(launcher_check(repo, [a for a in agents if a in LAUNCHED]))
     for agent in agents:
         checks += agent_checks(repo, agent, env)
     checks += log_checks(repo)
@@ -162,9 +165,29 @@ def publish_check(repo: Repo, remotes: list[str]) -> Check:
 
 # -- the agents ---------------------------------------------------------------------------------
 
+def launcher_check(repo: Repo, agents: list[str]) -> Check:
+    """This clone's agent hook launcher: there, current, its interpreter alive. Without it the hooks run `shiftgit`
+    from the agent's PATH (site and every .pth file at each hook), or fail when it is not there."""
+    target = launcher.path(repo)
+    fix = "shiftgit init " + " ".join(f"--agent {a}" for a in agents)
+    text = _read(target)
+    python = launcher.interpreter(text) if text is not None else None
+    if text is None or python is None:
+        return Check("agent hook launcher", False, f"{target} is missing: the agents' hooks run `shiftgit` from their "
+                     "PATH (slower, and nothing when it is not there)", fix)
+    if not os.access(python, os.X_OK):
+        return Check("agent hook launcher", False, f"{target} calls {python}, which is gone", fix)
+    if text != launcher.text(python):
+        return Check("agent hook launcher", False, f"{target} is not this shiftgit's launcher", fix)
+    return Check("agent hook launcher", True, f"{target} runs {python} without site")
+
+
 def agent_checks(repo: Repo, agent: str, env: dict[str, str]) -> list[Check]:
     checks = [hooks_current(repo.root, agent)]
-    if agent != "aider":
+    if agent in LAUNCHED and os.access(launcher.path(repo), os.X_OK):  # the hooks need no PATH
+        if agent == "codex":  # the model's commands do: they run from a login shell's
+            checks.append(login_shell(env, shutil.which("shiftgit", path=env.get("PATH")) or sys.executable))
+    elif agent != "aider":
         checks += path_checks(agent, env)
     checks += trust.checks(repo.root, agent, env)
     return [c._replace(agent=agent) for c in checks]
@@ -185,12 +208,14 @@ def hooks_current(root: Path, agent: str) -> Check:
     try:
         document = install.read_config(root / config.path, config.path)
         retired = install.retire_hooks(document, agent, config)
+        older = install.upgrade_hooks(document, agent, config)
         missing = install.merge_hooks(document, agent, config) + install.merge_defaults(document, config)
     except Exception as exc:  # a broken config: say so, whatever it is
         return Check("hooks", False, str(exc), f"fix {config.path}, then run {fix}")
-    if missing or retired:
+    if missing or retired or older:
         what = [f"missing {', '.join(missing)}"] if missing else []
         what += [f"no longer wired: {', '.join(retired)}"] if retired else []
+        what += [f"an older shiftgit's command (`shiftgit` from PATH): {', '.join(older)}"] if older else []
         return Check("hooks", False, f"{config.path}: {'; '.join(what)}", fix)
     return Check("hooks", True, f"{config.path}: {', '.join(config.events)}")
 
@@ -254,7 +279,7 @@ def log_checks(repo: Repo) -> list[Check]:
 def time_hooks(agents: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
     """Each wired agent's session-start and end-of-turn hook, run once in a scratch repository with a run,
     in milliseconds and in Python start-ups (`python -c pass` measured here, now)."""
-    shiftgit = [sys.executable, "-m", "shiftgit"]
+    shiftgit = [sys.executable, "-m", "shiftgit"]  # the hooks themselves run as the agents' configs run them
     with tempfile.TemporaryDirectory(prefix="shiftgit-doctor-") as scratch:
         root = Path(scratch)
         quiet = {**env, "GIT_AUTHOR_NAME": "doctor", "GIT_AUTHOR_EMAIL": "doctor@localhost",
@@ -262,12 +287,13 @@ def time_hooks(agents: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
         for argv in (["git", "init", "-q"], [*shiftgit, "init", "--hooks", "none"],
                      [*shiftgit, "start", "doctor", "--goal", "time the hooks", "--stop-when", "timed"]):
             subprocess.run(argv, cwd=root, env=quiet, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        launcher.install(Repo.open(root))
         startup = min(_elapsed([sys.executable, "-c", "pass"], root, quiet, "")[0] for _ in range(3))
         times = []
         for agent in agents:
             for event in TIMED.get(agent, ()):
                 body = json.dumps({"session_id": "doctor", "cwd": str(root), "stop_hook_active": True})
-                ms, problem = _elapsed([*shiftgit, "hook", agent, event], root, quiet, body)
+                ms, problem = _elapsed(["sh", "-c", launcher.command(agent, event)], root, quiet, body)
                 times.append({"agent": agent, "event": event, "ms": round(ms, 1),
                               "startups": round(ms / startup, 1) if startup else None, "problem": problem})
     return times

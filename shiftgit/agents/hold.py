@@ -15,11 +15,16 @@ The ledger is read as JSON (no model, no jsonschema for bytes shiftgit wrote).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from shiftgit.agents import private
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 BLOCKS_KEPT = 100
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftgit import textsafe
-from shiftgit.agents import wiring
+from shiftgit.agents import launcher, wiring
 from shiftgit.errors import UsageError
 from shiftgit.ledger import written
 from shiftgit.ledger.store import write_atomic
@@ -107,7 +107,8 @@ and evidence live in `.shift/runs/<run>/ledger.json`, committed with the code.
 
 
 def command(agent: str, event: str) -> str:
-    return f"shiftgit hook {agent} {event}"
+    """The command a config gets (agents/launcher.py): this clone's launcher, else `shiftgit hook ...` from PATH."""
+    return launcher.command(agent, event)
 
 
 def preflight(repo: Repo, agents: Sequence[str]) -> None:
@@ -142,27 +143,31 @@ def install(repo: Repo, agent: str) -> list[str]:
     """Merge shiftgit's hooks into the agent's config and point AGENTS.md at shiftgit. Idempotent."""
     preflight(repo, [agent])
     if agent in wiring.AGENTS:
-        lines = wiring.install(repo.root, agent)
+        lines = (launcher.install(repo) if agent == "opencode" else []) + wiring.install(repo.root, agent)
         return lines + [f"{agent}: trust: {step}" for step in TRUST_STEPS[agent]] + add_pointer(repo.root)
     config = AGENTS[agent]
     path = repo.root / config.path
     document = read_config(path, config.path)
     removed = retire_hooks(document, agent, config)
+    updated = upgrade_hooks(document, agent, config)
     added = merge_hooks(document, agent, config)
     keys = merge_defaults(document, config)
-    lines = []
-    if added or removed or keys:
+    lines = launcher.install(repo)
+    if added or removed or keys or updated:
         write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
         written.remember(repo, [config.path])
     if added:
         lines.append(f"{agent}: added hooks {', '.join(added)} to {config.path} (commit it)")
+    if updated:
+        lines.append(f"{agent}: updated the command of hooks {', '.join(updated)} in {config.path} to run this "
+                     "clone's launcher (commit it)")
     if removed:
         lines.append(f"{agent}: removed shiftgit's {', '.join(removed)} hook from {config.path}, which this "
                      "shiftgit no longer wires (see README, 'Agent integrations')")
     if keys:
         lines.append(f"{agent}: set {', '.join(json.dumps(k) + ': ' + json.dumps(config.defaults[k]) for k in keys)} "
                      f"in {config.path}, as {agent} would on its first run")
-    if not added and not removed and not keys:
+    if not added and not removed and not keys and not updated:
         lines.append(f"{agent}: hooks already in {config.path}")
     if agent == "codex" and "$schema" in document:
         lines.append(f"{agent}: warning: {config.path} has a $schema key, which Codex rejects; remove it")
@@ -173,11 +178,12 @@ def install(repo: Repo, agent: str) -> list[str]:
     return lines + pointer
 
 
-def path_note() -> list[str]:
-    """Agents run `shiftgit hook ...` from their PATH: say so when it is not there."""
-    if shutil.which("shiftgit") is not None:
+def path_note(agents: Sequence[str]) -> list[str]:
+    """Aider's test command runs `shiftgit hook aider ...` from PATH (the others run this clone's launcher, else PATH):
+    say so when it is not there."""
+    if "aider" not in agents or shutil.which("shiftgit") is not None:
         return []
-    return ["note: `shiftgit` is not on PATH here; agents run `shiftgit hook ...` from their PATH "
+    return ["note: `shiftgit` is not on PATH here; Aider runs `shiftgit hook aider after-edit` from its PATH "
             "(install shiftgit, or see README, 'Agent integrations')"]
 
 
@@ -208,8 +214,8 @@ def merge_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> li
         if not isinstance(groups, list):
             raise UsageError(f"{config.path}: hooks.{event} is not a list; fix it, then rerun "
                              f"`shiftgit init --agent {agent}`")
-        if any(_has_command(group, command(agent, name)) for group in groups):
-            continue
+        if any(_has_command(group, launcher.legacy(agent, name)) for group in groups):
+            continue  # ours, or the user's own form of it (`/path/to/python -m shiftgit hook ...`): kept
         entry = handler(agent, name, config)
         groups.append(entry if config.flat else {"hooks": [entry]})
         added.append(event)
@@ -233,7 +239,7 @@ def retire_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> l
         if not isinstance(groups, list):
             continue
         for name in config.retired:
-            kept = [_without(group, command(agent, name)) for group in groups]
+            kept = [_without(group, agent, name) for group in groups]
             if kept != groups:
                 removed.append(event)
                 groups = [g for g in kept if not (isinstance(g, dict) and g.get("hooks") == [])]
@@ -244,11 +250,32 @@ def retire_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> l
     return removed
 
 
-def _without(group: Any, text: str) -> Any:
+def _without(group: Any, agent: str, event: str) -> Any:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return group
-    kept = [h for h in group["hooks"] if not (isinstance(h, dict) and h.get("command") == text)]
+    kept = [h for h in group["hooks"] if not (isinstance(h, dict) and isinstance(h.get("command"), str)
+                                               and launcher.is_ours(h["command"], agent, event))]
     return group if len(kept) == len(group["hooks"]) else {**group, "hooks": kept}
+
+
+def upgrade_hooks(document: dict[str, Any], agent: str, config: AgentConfig) -> list[str]:
+    """Replace the command of each handler an older shiftgit wrote (`shiftgit hook AGENT EVENT`, an older launcher
+    command) with the current one; returns the events changed. A command the user wrote is left as it is."""
+    hooks = document.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    key = "bash" if config.flat else "command"
+    changed = []
+    for event, name in config.events.items():
+        groups = hooks.get(event)
+        handlers = [h for g in groups if isinstance(g, dict) for h in ([g] if config.flat else g.get("hooks") or [])
+                    ] if isinstance(groups, list) else []
+        for found in handlers:
+            text = found.get(key) if isinstance(found, dict) else None
+            if isinstance(text, str) and text != command(agent, name) and launcher.is_ours(text, agent, name):
+                found[key] = command(agent, name)
+                changed.append(event)
+    return list(dict.fromkeys(changed))
 
 
 def handler(agent: str, event: str, config: AgentConfig) -> dict[str, Any]:

@@ -10,9 +10,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from shiftgit.repo import Repo
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def path(repo: Repo, name: str) -> Path:

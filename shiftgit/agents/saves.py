@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shiftgit.agents import autosave, background, private
 from shiftgit.ledger.store import Store
 
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from shiftgit.agents.context import Saved
+
 
 HOOK_LOCK_WAIT = 5.0  # seconds a hook waits for a background save of the run before it leaves the save to the next
 Logger = Callable[[str], None]

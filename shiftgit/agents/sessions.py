@@ -18,11 +18,14 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from shiftgit.agents import private
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 SESSIONS_KEPT = 50  # ledger entries per run
 STATES_KEPT = 200  # private counters, all runs

@@ -19,10 +19,15 @@ import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from shiftgit import __version__
 from shiftgit.agents.transcripts import DETECT_LINES, PARSERS, Entry, Transcript, _detect, _json_lines, parse, raw
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 MAGIC = b"shiftgit transcript cache 2\n"
 RESUMABLE = ("claude", "codex")

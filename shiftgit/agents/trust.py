@@ -114,7 +114,7 @@ def _codex_keys(hooks: Path) -> list[tuple[str, str]]:
         for g, group in enumerate(groups if isinstance(groups, list) else []):
             handlers = group.get("hooks") if isinstance(group, dict) else None
             for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
-                if isinstance(handler, dict) and str(handler.get("command", "")).startswith("shiftgit hook codex "):
+                if isinstance(handler, dict) and "shiftgit hook codex " in str(handler.get("command", "")):
                     keys.append((event, f"{hooks}:{snake}:{g}:{h}"))
     return keys
 

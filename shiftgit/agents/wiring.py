@@ -14,16 +14,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+from shiftgit.agents import launcher
 from shiftgit.errors import UsageError
 from shiftgit.ledger.store import write_atomic
 
 OPENCODE_PLUGIN = ".opencode/plugin/shiftgit.js"
 AIDER_CONF = ".aider.conf.yml"
 AGENTS: dict[str, str] = {"opencode": OPENCODE_PLUGIN, "aider": AIDER_CONF}
-PLUGIN_VERSION = 1
+PLUGIN_VERSION = 2  # 2: runs this clone's hook launcher (agents/launcher.py) through sh, else `shiftgit` from PATH
 PLUGIN_MARK = "// shiftgit plugin for OpenCode, version "
 VERIFY_KEY = re.compile(r"^git-commit-verify\s*:\s*(?P<value>[^#\n]*?)\s*(#.*)?$", re.MULTILINE)
 VERIFY_LINE = "git-commit-verify: true  # shiftgit: run git's commit hooks (the commit gate) on Aider's commits"
@@ -34,25 +36,28 @@ TRUE = ("true", "yes", "on", "y")
 
 TRUST_STEPS: dict[str, tuple[str, ...]] = {
     "opencode": ("OpenCode loads every plugin in .opencode/plugin/ without asking: review "
-                 f"{OPENCODE_PLUGIN} like any code you commit. It runs `shiftgit` from OpenCode's PATH.",),
+                 f"{OPENCODE_PLUGIN} like any code you commit. It runs this clone's hook launcher (`shiftgit init` "
+                 "writes it), else `shiftgit` from OpenCode's PATH.",),
     "aider": ("Aider needs no trust step; it reads .aider.conf.yml from the repository root (and your home). "
               "Its commits now go through the commit gate: record the work with `shiftgit checkpoint` "
               "before Aider commits, or the commit is refused with the reason.",),
 }
 
 PLUGIN = PLUGIN_MARK + str(PLUGIN_VERSION) + """ (written by `shiftgit init --agent opencode`; rerun it to update).
-// Each call runs `shiftgit hook opencode EVENT` with a JSON payload on stdin and reads its JSON answer;
+// Each call runs `shiftgit hook opencode EVENT` (this clone's launcher) with a JSON payload on stdin, reads its answer;
 // shiftgit's hooks fail open, and so does this plugin: any error leaves OpenCode as it was.
 import { spawn } from "node:child_process";
 
 const TIMEOUT_MS = 30000;
+// this clone's hook launcher (written by `shiftgit init`, never committed), else `shiftgit` from PATH
+const LAUNCH = """ + json.dumps(launcher.command("opencode", '"$1"')) + """;
 
 function hook(directory, event, payload) {
   return new Promise((resolve) => {
     let out = "";
     let child;
     try {
-      child = spawn("shiftgit", ["hook", "opencode", event], { cwd: directory, stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn("sh", ["-c", LAUNCH, "sh", event], { cwd: directory, stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       resolve({});
       return;

@@ -43,7 +43,7 @@ def init(hooks: str, agents: tuple[str, ...], remote: str | None, as_json: bool)
     for agent in dict.fromkeys(agents):
         lines += agent_hooks.install(store.repo, agent)
     if agents:
-        lines += agent_hooks.path_note()
+        lines += agent_hooks.path_note(agents)
     if as_json:
         lines += _offer_publish(store, remote, interactive=False)
         emit({"root": str(store.repo.root), "store": store.rel(store.root), "hooks": hooks, "agents": list(agents),

@@ -42,21 +42,26 @@ def hooks_dir(repo: Repo) -> Path:
     return Path(path) if os.path.isabs(path) else repo.root / path
 
 
-def template() -> str:
-    """The source checkout's `hooks/` when run from one, else the copy shipped in the wheel."""
-    source = Path(__file__).resolve().parents[2] / "hooks" / TEMPLATE
+def template(name: str = TEMPLATE) -> str:
+    """The source checkout's `hooks/NAME` when run from one, else the copy shipped in the wheel."""
+    source = Path(__file__).resolve().parents[2] / "hooks" / name
     if source.is_file():
         return source.read_text(encoding="utf-8")
     from importlib.resources import files
 
-    return files("shiftgit.hookfiles").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    return files("shiftgit.hookfiles").joinpath(name).read_text(encoding="utf-8")
+
+
+def launcher_text(name: str, python: str, package: str | None = None) -> str:
+    """The shell template `hooks/NAME` with the interpreter and the folder holding the shiftgit package filled in:
+    what a script starting `python -S` with that folder on `sys.path` records (git hook shims, agents/launcher.py)."""
+    where = package or str(Path(__file__).resolve().parents[2])  # the folder holding this shiftgit package
+    return template(name).replace("@PYTHON@", shlex.quote(python)).replace("@PACKAGE@", shlex.quote(where))
 
 
 def shim(hook: str, python: str, package: str | None = None) -> str:
     """The shim of `hook`; `package`: the directory the shim puts on `sys.path` (it runs `python -S`)."""
-    where = package or str(Path(__file__).resolve().parents[2])  # the folder holding this shiftgit package
-    return (template().replace("@HOOK@", hook).replace("@PYTHON@", shlex.quote(python))
-            .replace("@PACKAGE@", shlex.quote(where)))
+    return launcher_text(TEMPLATE, python, package).replace("@HOOK@", hook)
 
 
 # -- plain git hooks --------------------------------------------------------------------------------
@@ -77,7 +82,7 @@ def install_git_hooks(repo: Repo, python: str | None = None) -> list[str]:
                                  f"{saved.name} by hand, remove {target.name}, then run `shiftgit init --hooks git`")
             os.replace(target, saved)
             lines.append(f"kept your {hook} hook as {saved}; shiftgit's {hook} runs it first")
-        _write_executable(target, shim(hook, interpreter))
+        write_executable(target, shim(hook, interpreter))
     lines.append(f"git hooks in {folder}: {', '.join(HOOKS)} (run by {interpreter})")
     return lines
 
@@ -92,7 +97,7 @@ def _is_foreign(target: Path) -> bool:
     return MARK not in head and LEGACY_MARK not in head
 
 
-def _write_executable(target: Path, text: str) -> None:
+def write_executable(target: Path, text: str) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.chmod(0o755)

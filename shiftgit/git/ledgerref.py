@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import NamedTuple
 
 from shiftgit.errors import Fenced, GitError
 from shiftgit.git import fence
 from shiftgit.repo import Repo
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 LEDGERS = "refs/shift/ledgers/"
 TRACKING = "refs/shift-remote/"

@@ -11,10 +11,16 @@ import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
 
 from shiftgit.errors import GitError
 from shiftgit.repo import SHIFT_DIR, FileEntry, Repo, clean_env
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import NamedTuple, Protocol
+else:
+    from shiftgit.tuples import NamedTuple
+    Protocol = object  # the classes below are for mypy only
 
 PATHSPEC_CAP = 500
 
@@ -210,10 +216,18 @@ def _ledger_only(repo: Repo, commits: tuple[str, ...]) -> set[str]:
     return {c for c, paths in touched.items() if paths and all(p.startswith(f"{SHIFT_DIR}/") for p in paths)}
 
 
+CARRIERS_KEPT = 64
+
+
 def _carries(repo: Repo, head: str, base: str, rel_path: str, checkpoint_id: str) -> bool:
-    """HEAD's first parent is `base` and HEAD's ledger carries the checkpoint: one `cat-file --batch`."""
+    """HEAD's first parent is `base` and HEAD's ledger carries the checkpoint: one `cat-file --batch`, once. A yes
+    is kept in `<git-dir>/shift/carriers` (commits never change): the agents' end-of-turn hook asks at every turn."""
     from shiftgit.git.notestree import CatFile
 
+    key = f"{head} {base} {checkpoint_id} {rel_path}"
+    known = _carriers(repo)
+    if key in known:
+        return True
     with CatFile(repo.root, clean_env()) as cat:
         commit, ledger = cat.get([head, f"{head}:{rel_path}"])
     if commit is None or ledger is None:
@@ -226,7 +240,24 @@ def _carries(repo: Repo, head: str, base: str, rel_path: str, checkpoint_id: str
         point = json.loads(ledger[2]).get("checkpoint")
     except (ValueError, AttributeError):
         return False
-    return isinstance(point, dict) and point.get("id") == checkpoint_id
+    if not (isinstance(point, dict) and point.get("id") == checkpoint_id):
+        return False
+    try:  # a cache, replaced whole (a reader sees the old or the new lines); lost, git is asked again
+        file = repo.private("carriers")
+        tmp = file.with_name(f".carriers.{os.getpid()}.tmp")
+        tmp.write_text("".join(f"{k}\n" for k in [*known, key][-CARRIERS_KEPT:]), encoding="utf-8")
+        os.replace(tmp, file)
+    except OSError:
+        pass
+    return True
+
+
+def _carriers(repo: Repo) -> list[str]:
+    try:
+        with open(repo.git_dir / "shift" / "carriers", encoding="utf-8", errors="replace") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return []
 
 
 def _commits_between(repo: Repo, base: str | None, head: str | None) -> list[tuple[str, str | None]]:

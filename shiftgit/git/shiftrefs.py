@@ -18,12 +18,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 from shiftgit.errors import GitError
 from shiftgit.git import rawgit
 from shiftgit.git.notestree import CatFile
 from shiftgit.repo import Repo, clean_env
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple
 
 RETRIES = 20
 

@@ -1,0 +1,125 @@
+"""The agent hook command `init --agent` writes, run as the agent runs it: through a shell, in the project, JSON on
+stdin. It starts this clone's launcher (`<git-common-dir>/shift/agent-hook`: the interpreter that installed it,
+without site) with no `shiftgit` on PATH, from a linked worktree too; without the launcher it runs `shiftgit` from
+PATH. `init` replaces an older shiftgit's command and keeps a command the user wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from conftest import Repo
+
+from shiftgit.agents.launcher import command
+
+BARE_PATH = "/usr/bin:/bin"  # git and sh, no shiftgit
+BIN = str(Path(sys.executable).parent)
+MARKER = "import os\nopen(os.environ['SITE_MARKER'], 'a').write('site ran\\n')\n"
+
+
+def configured(repo: Repo, event: str = "Stop") -> str:
+    handlers = json.loads(repo.read(".claude/settings.json"))["hooks"][event]
+    return str(handlers[0]["hooks"][0]["command"])
+
+
+def stop(repo: Repo, cwd: Path, path: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    body = json.dumps({"session_id": "s1", "cwd": str(cwd), "hook_event_name": "Stop", "stop_hook_active": False})
+    proc = Repo(cwd).run(["sh", "-c", configured(repo)], env={"PATH": path, **(env or {})}, input=body)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def edited(repo: Repo) -> Repo:
+    repo.ok("init", "--hooks", "none", "--agent", "claude")
+    repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    repo.write("calc.py", repo.read("calc.py") + "# edited\n")
+    return repo
+
+
+def test_the_hook_runs_this_clones_launcher_without_shiftgit_on_path_and_without_site(repo: Repo,
+                                                                                       tmp_path: Path) -> None:
+    edited(repo)
+    launcher = repo.path / ".git" / "shift" / "agent-hook"
+    assert os.access(launcher, os.X_OK) and f"python={sys.executable}\n" in launcher.read_text()
+    assert configured(repo) == command("claude", "stop") and ".git/shift/agent-hook" not in repo.git("status", "-s")
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    (site_dir / "sitecustomize.py").write_text(MARKER)  # imported by site, at every start-up that runs it
+    marker = tmp_path / "marker"
+    env = {"PYTHONPATH": os.pathsep.join([str(site_dir), os.environ.get("PYTHONPATH", "")]),
+           "SITE_MARKER": str(marker)}
+
+    code, out, _ = stop(repo, repo.path, BARE_PATH, env)
+
+    assert code == 0 and json.loads(out)["decision"] == "block" and "calc.py" in json.loads(out)["reason"]
+    assert not marker.exists(), "the launcher starts Python without site"
+    repo.run([sys.executable, "-c", "pass"], env=env)
+    assert marker.exists(), "the marker shows when site runs (the check above can fail)"
+
+
+def test_without_the_launcher_the_hook_runs_shiftgit_from_path(repo: Repo) -> None:
+    edited(repo)
+    os.remove(repo.path / ".git" / "shift" / "agent-hook")
+    code, out, _ = stop(repo, repo.path, f"{BIN}{os.pathsep}{BARE_PATH}")
+    assert code == 0 and json.loads(out)["decision"] == "block"
+    code, _, err = stop(repo, repo.path, BARE_PATH)
+    assert code == 127 and "shiftgit" in err  # nothing to run it with: the agent shows the error
+
+
+def test_a_linked_worktree_and_a_subdirectory_find_the_launcher(repo: Repo, tmp_path: Path) -> None:
+    edited(repo)
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "wired")
+    other = tmp_path / "other"
+    repo.git("worktree", "add", "-q", "-b", "side", str(other))
+    code, _, err = stop(repo, other / "tests", BARE_PATH)  # 127 had the launcher not been found (no PATH)
+    assert code == 0, err
+    repo.write("calc.py", repo.read("calc.py") + "# edited again\n")
+    code, out, _ = stop(repo, repo.path / "tests", BARE_PATH)
+    assert code == 0 and json.loads(out)["decision"] == "block"
+
+
+def test_init_replaces_an_older_shiftgit_command_and_keeps_the_users_own(repo: Repo) -> None:
+    mine = "/opt/python3 -m shiftgit hook claude session-start"
+    repo.write(".claude/settings.json", json.dumps({"hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "shiftgit hook claude stop", "timeout": 30}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": mine, "timeout": 30}]}]}}))
+
+    out = repo.ok("init", "--hooks", "none", "--agent", "claude").stdout
+
+    assert "updated the command of hooks Stop in .claude/settings.json" in out
+    hooks = json.loads(repo.read(".claude/settings.json"))["hooks"]
+    assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": command("claude", "stop"), "timeout": 30}]}]
+    assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": mine, "timeout": 30}]}]
+    assert [g["hooks"][0]["command"] for g in hooks["PreCompact"]] == [command("claude", "pre-compact")]
+    first = repo.read(".claude/settings.json")
+    assert "hooks already in" in repo.ok("init", "--hooks", "none", "--agent", "claude").stdout
+    assert repo.read(".claude/settings.json") == first
+
+
+def test_the_end_of_turn_hook_asks_git_once_whether_head_carries_the_checkpoint(run_repo: Repo,
+                                                                                 tmp_path: Path) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    assert run_repo.commit("the handoff commit").returncode == 0  # HEAD carries checkpoint #1; its parent is the base
+    body = json.dumps({"session_id": "s1", "cwd": str(run_repo.path), "stop_hook_active": False})
+    batches = []
+    for n in range(3):
+        trace = tmp_path / f"trace{n}"
+        proc = run_repo.sg("hook", "claude", "stop", input=body, env={"GIT_TRACE": str(trace)})
+        assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr  # fresh: nothing to say
+        batches.append(sum("cat-file --batch" in line for line in trace.read_text().splitlines()))
+    assert batches == [1, 0, 0]
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
+    proc = run_repo.sg("hook", "claude", "stop", input=body)
+    assert json.loads(proc.stdout)["decision"] == "block"
+
+
+def test_copilots_flat_handlers_are_upgraded_too(repo: Repo) -> None:
+    old = {"type": "command", "bash": "shiftgit hook copilot agent-stop", "timeoutSec": 30}
+    repo.write(".github/hooks/shiftgit.json", json.dumps({"version": 1, "hooks": {"agentStop": [old]}}))
+    out = repo.ok("init", "--hooks", "none", "--agent", "copilot").stdout
+    assert "updated the command of hooks agentStop" in out
+    hooks = json.loads(repo.read(".github/hooks/shiftgit.json"))["hooks"]
+    assert hooks["agentStop"] == [{**old, "bash": command("copilot", "agent-stop")}]

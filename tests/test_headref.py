@@ -1,0 +1,66 @@
+"""HEAD read from the git dir's files agrees with `git rev-parse --verify -q HEAD^{commit}` in every layout git
+leaves: a loose branch, packed refs, detached, an unborn branch, a linked worktree, a sha256 repository; a layout
+it does not read (a symbolic ref chain) is left to git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Repo, make_repo
+
+from shiftgit.git.headref import ASK_GIT, read_head
+from shiftgit.repo import Repo as ShiftRepo
+
+
+def agree(path: Path) -> str | None:
+    repo = ShiftRepo.open(path)
+    found = read_head(str(repo.git_dir), str(repo.common_dir))
+    assert found != ASK_GIT
+    assert found == repo.head()
+    return found
+
+
+def test_loose_packed_detached_and_unborn(repo: Repo) -> None:
+    assert agree(repo.path) == repo.head()
+    repo.git("pack-refs", "--all")
+    assert not (repo.path / ".git/refs/heads/main").exists()
+    assert agree(repo.path) == repo.head()
+    first = repo.head()
+    repo.write("x.txt", "x")
+    repo.commit("second")  # a loose ref again, newer than the packed one
+    assert agree(repo.path) == repo.head() != first
+    repo.git("checkout", "-q", "--detach", first)
+    assert agree(repo.path) == first
+    repo.git("checkout", "-q", "--orphan", "fresh")
+    assert agree(repo.path) is None
+
+
+def test_a_linked_worktree_reads_its_own_head(repo: Repo, tmp_path: Path) -> None:
+    first = repo.head()
+    repo.git("worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    side = Repo(tmp_path / "side")
+    side.write("y.txt", "y")
+    side.commit("on side")
+    assert agree(side.path) == side.head() != first
+    assert agree(repo.path) == first
+
+
+def test_sha256_repository(tmp_path: Path) -> None:
+    path = tmp_path / "sha256"
+    path.mkdir()
+    repo = Repo(path)
+    if repo.run(["git", "init", "-q", "--object-format=sha256", "-b", "main"]).returncode != 0:
+        pytest.skip("this git cannot make sha256 repositories")
+    repo.write("a.txt", "a")
+    repo.commit("one")
+    assert len(agree(path) or "") == 64
+
+
+def test_a_symbolic_ref_chain_is_left_to_git(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "work")
+    repo.git("symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    repo.git("symbolic-ref", "HEAD", "refs/heads/alias")
+    shift = ShiftRepo.open(repo.path)
+    assert read_head(str(shift.git_dir), str(shift.common_dir)) == ASK_GIT
+    assert shift.head() == repo.git("rev-parse", "main").strip()
