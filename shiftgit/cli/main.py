@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from shiftgit import __version__, textsafe
-from shiftgit.cli import agents, approvals, ci, context, effects, lifecycle, recovery, reports, runs, setup, sync
 from shiftgit.errors import ShiftError
 
 MESSAGE_CAP = 800  # characters of one error line: a 10,000-character argument is not echoed whole
@@ -29,6 +28,21 @@ class ShiftGroup(click.Group):
     Usage errors (a missing option, an unknown command) are one line too, naming the command's
     `--help`; so is a file system that refuses a write (full, read-only, not permitted).
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A command's module is imported when the command is asked for: one command line loads one module
+        of commands, not all eleven (and what they import)."""
+        import importlib
+
+        # A name not in the table loads them all: click's "No such command" suggests from what is loaded.
+        for name in [cmd_name] if cmd_name in LAZY else LAZY:
+            if name not in self.commands:
+                module, attribute = LAZY[name]
+                self.add_command(getattr(importlib.import_module(f"shiftgit.cli.{module}"), attribute), name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -79,14 +93,21 @@ def cli() -> None:
     """
 
 
-COMMANDS: tuple[click.Command, ...] = (
-    setup.init, setup.doctor, runs.start, runs.check, runs.checkpoint, reports.status, reports.show,
-    reports.validate, runs.constraint, runs.amend, runs.stop, runs.finish, runs.accept, setup.demo,
-    effects.effect, approvals.approval, approvals.service,
-    sync.merge_driver, sync.sync_command,
-    recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,
-    agents.mcp_server, reports.log_command, reports.notes_group, reports.report_command, agents.hook, ci.ci,
-    context.context, context.output, *lifecycle.COMMANDS,
-)
-for command in COMMANDS:
-    cli.add_command(command)
+# Every command: its name -> (module in shiftgit/cli/, attribute). tests/test_cli_lazy.py holds it against the modules.
+LAZY: dict[str, tuple[str, str]] = {
+    "init": ("setup", "init"), "doctor": ("setup", "doctor"), "demo": ("setup", "demo"),
+    "start": ("runs", "start"), "check": ("runs", "check"), "checkpoint": ("runs", "checkpoint"),
+    "constraint": ("runs", "constraint"), "amend": ("runs", "amend"), "stop": ("runs", "stop"),
+    "finish": ("runs", "finish"), "accept": ("runs", "accept"),
+    "status": ("reports", "status"), "show": ("reports", "show"), "validate": ("reports", "validate"),
+    "log": ("reports", "log_command"), "notes": ("reports", "notes_group"), "report": ("reports", "report_command"),
+    "effect": ("effects", "effect"), "approval": ("approvals", "approval"), "service": ("approvals", "service"),
+    "merge-driver": ("sync", "merge_driver"), "sync": ("sync", "sync_command"),
+    "verify": ("recovery", "verify_cmd"), "resume": ("recovery", "resume_cmd"),
+    "rollback": ("recovery", "rollback_cmd"), "diff": ("recovery", "diff_cmd"), "trust": ("recovery", "trust_cmd"),
+    "mcp": ("agents", "mcp_server"), "hook": ("agents", "hook"), "ci": ("ci", "ci"),
+    "context": ("context", "context"), "output": ("context", "output"),
+    "archive": ("lifecycle", "archive_cmd"), "runs": ("lifecycle", "runs_cmd"), "gc": ("lifecycle", "gc_cmd"),
+    "insights": ("lifecycle", "insights_cmd"), "review": ("lifecycle", "review"),
+    "confirm": ("lifecycle", "confirm_cmd"), "memory": ("lifecycle", "memory"),
+}
