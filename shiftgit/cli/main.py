@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from shiftgit import __version__, textsafe
+from shiftgit import __version__
+from shiftgit.cli import plain
 from shiftgit.errors import ShiftError
-
-MESSAGE_CAP = 800  # characters of one error line: a 10,000-character argument is not echoed whole
-# What the machine refuses rather than what shiftgit gets wrong: one line, exit 2, no traceback.
-REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
-                      errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG})
 
 
 def say(message: str, prefix: str = "shiftgit: ") -> None:
-    """One line on stderr: control characters shown, never obeyed, and cut to MESSAGE_CAP."""
-    click.echo(prefix + textsafe.one_line(message, MESSAGE_CAP), err=True)
+    """One line on stderr: control characters shown, never obeyed, and cut to plain.MESSAGE_CAP."""
+    click.echo(plain.line(message, prefix), err=True)
 
 
 class ShiftGroup(click.Group):
@@ -47,16 +42,12 @@ class ShiftGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ShiftError as exc:
-            say(str(exc))
-            ctx.exit(exc.exit_code)
-        except OSError as exc:
-            if exc.errno not in REFUSALS:
+        except (ShiftError, OSError) as exc:
+            said = plain.failure(exc)  # the line and exit code the plain route gives too
+            if said is None:
                 raise
-            where = f"{exc.filename}: " if exc.filename else ""
-            say(f"{where}{exc.strerror or exc}; the file system refused, so the command stopped there: free space "
-                "or fix the permissions, then run it again")
-            ctx.exit(2)
+            click.echo(said[0], err=True)
+            ctx.exit(said[1])
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
