@@ -1,7 +1,8 @@
 """`python -m shiftgit` and the `shiftgit` console script.
 
 Git and agent hooks, and `--version`, take a fast path that never imports click, jsonschema or pygit2;
-so do the plainest forms of `status`, `show`, `log` (cli/quick.py), `checkpoint`, `check`, `effect run` (cli/plain.py).
+so do the plainest forms of `status`, `show`, `log` (cli/quick.py), `checkpoint`, `check`, `effect run`, `verify`
+(cli/plain.py).
 The git hook shims start Python with `-S` (no site: most of Python's start-up) and call `hook_main`.
 """
 
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         from shiftgit.repo import begin_worktree_tree
 
         begin_worktree_tree()
-    if args[:1] in (["checkpoint"], ["check"], ["effect"]):  # their plainest forms without click (cli/plain.py)
+    if args[:1] in (["checkpoint"], ["check"], ["effect"], ["verify"]):  # plainest forms without click (cli/plain.py)
         from shiftgit.cli.plain import main as plain
         from shiftgit.cli.writes import ROUTES
 

@@ -124,3 +124,30 @@ def test_help_and_errors_of_parsing_stay_clicks(pair: tuple[Repo, Repo]) -> None
             (full.returncode, full.stdout, masked(full.stderr))
     ledger = json.loads(pair[0].read(".shift/runs/demo/ledger.json"))
     assert ledger["checkpoint"]["step"] == "x"  # `--step=x` ran, through click
+
+
+VERIFY_FORMS: list[tuple[str, ...]] = [
+    ("verify",), ("verify", "--json"), ("verify", "demo", "--repeat", "2", "-v"), ("verify", "--chain"),
+    ("verify", "--chain", "--json", "demo"), ("verify", "nope"), ("verify", "--expect-sha256", "xyz"),
+    ("verify", "--repeat", "0"), ("verify", "demo", "other"),
+]
+
+
+def test_verify_without_click_does_what_click_does(pair: tuple[Repo, Repo]) -> None:
+    for repo in pair:
+        repo.ok("check", "--name", "unit", "-q", "--", sys.executable, "-c", "print('ok')")
+        failing = repo.sg("check", "--name", "bad", "-q", "--", sys.executable, "-c", "raise SystemExit(2)")
+        assert failing.returncode == 2
+        repo.ok("checkpoint", "--step", "checked")
+    for args in VERIFY_FORMS:
+        quick = pair[0].run([sys.executable, "-m", "shiftgit", *args])
+        full = pair[1].run([sys.executable, "-c", CLICK, *args])
+        assert "Traceback" not in quick.stderr + full.stderr
+        seconds = re.compile(r" in \d+\.\ds")
+        assert (quick.returncode, masked(quick.stdout), seconds.sub("", masked(quick.stderr))) == \
+            (full.returncode, masked(full.stdout), seconds.sub("", masked(full.stderr))), args
+    assert pair[0].run([sys.executable, "-m", "shiftgit", "verify"]).returncode == 0
+    assert plain.parse(writes.VERIFY, ["demo", "--json"], False, "run_id") == {
+        "run_id": "demo", "repeat": 1, "pins": (), "chain": False, "verbose": False, "as_json": True}
+    assert plain.parse(writes.VERIFY, ["--repeat", "101"], False, "run_id") is None
+    assert plain.parse(writes.VERIFY, ["a", "b"], False, "run_id") is None

@@ -39,7 +39,8 @@ def terminal(text: str) -> str:
 
 def options(table: Sequence[plain.Opt]) -> Callable[[F], F]:
     """The click options of an option table (cli/plain.py), in the table's order."""
-    types = {"int>=0": click.IntRange(min=0), "finite>=0": Finite(min=0), "finite>=0.1": Finite(min=0.1)}
+    types = {"int>=0": click.IntRange(min=0), "finite>=0": Finite(min=0), "finite>=0.1": Finite(min=0.1),
+             "int1-100": click.IntRange(min=1, max=100)}
 
     def decorate(f: F) -> F:
         for opt in reversed(table):

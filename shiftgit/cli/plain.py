@@ -55,24 +55,36 @@ def _at_least(number: type, low: float) -> Callable[[str], Any]:
     return convert
 
 
+def _at_most(high: int) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        value = _at_least(int, 1)(text)
+        if value > high:
+            raise ValueError(text)
+        return value
+    return convert
+
+
 # type name -> (click's type for it, built in cli/common.py; the plain conversion: ValueError -> click says why)
 TYPES: dict[str, Callable[[str], Any]] = {"int>=0": _at_least(int, 0), "finite>=0": _at_least(float, 0),
-                                          "finite>=0.1": _at_least(float, 0.1)}
+                                          "finite>=0.1": _at_least(float, 0.1), "int1-100": _at_most(100)}
 RUN = Opt(("--run",), "run", "The run (default: SHIFT_RUN, else this worktree's active run, else the one active run; "
           "see `shiftgit resume --help`).", metavar="ID")
 JSON = Opt(("--json",), "as_json", "Print stable JSON for agents and harnesses.", kind="flag")
 
 
 class Command(NamedTuple):
-    """A command the plain route can run: its words, options, whether it runs a command after `--`, its body."""
+    """A command the plain route can run: its words, options, whether it runs a command after `--`, its body,
+    and the parameter of its one optional argument (`verify [RUN]`), if it has one."""
 
     words: tuple[str, ...]
     options: tuple[Opt, ...]
     runs_command: bool
     body: Callable[..., int | None]
+    argument: str | None = None
 
 
-def parse(options: Sequence[Opt], args: Sequence[str], runs_command: bool) -> dict[str, Any] | None:
+def parse(options: Sequence[Opt], args: Sequence[str], runs_command: bool,
+          argument: str | None = None) -> dict[str, Any] | None:
     """ARGS as the command's parameters when they are in a plainest form (see the module), else None."""
     by_name = {name: opt for opt in options for name in opt.names}
     values: dict[str, Any] = {}
@@ -83,6 +95,10 @@ def parse(options: Sequence[Opt], args: Sequence[str], runs_command: bool) -> di
         if arg == "--" and runs_command:
             values["command"] = tuple(args[i + 1:])
             break
+        if argument is not None and argument not in values and not arg.startswith("-"):
+            values[argument] = arg
+            i += 1
+            continue
         if opt is None or (opt.kind != "multiple" and opt.dest in values and opt.kind != "switch"):
             return None  # a word, an unknown or repeated option, `--help`, `--opt=value`: click's to parse
         if opt.kind in ("flag", "switch"):
@@ -99,6 +115,8 @@ def parse(options: Sequence[Opt], args: Sequence[str], runs_command: bool) -> di
         i += 2
     if runs_command and "command" not in values:
         return None
+    if argument is not None:
+        values.setdefault(argument, None)
     for opt in options:
         if opt.dest not in values:
             if opt.required:
@@ -111,7 +129,7 @@ def main(args: Sequence[str], commands: Sequence[Command]) -> int | None:
     """Run ARGS without click when a command of COMMANDS takes them in a plainest form; None: click's to run."""
     for command in commands:
         if tuple(args[:len(command.words)]) == command.words:
-            values = parse(command.options, args[len(command.words):], command.runs_command)
+            values = parse(command.options, args[len(command.words):], command.runs_command, command.argument)
             if values is None:
                 return None
             return invoke(command.body, write, values)

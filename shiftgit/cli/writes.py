@@ -1,7 +1,7 @@
-"""`checkpoint`, `check` and `effect run`: their options (one table each) and what they do, without click.
+"""`checkpoint`, `check`, `effect run` and `verify`: their options (one table each) and what they do, without click.
 
-`runs.py` and `effects.py` make the click commands from these tables and call these bodies with click.echo;
-`__main__` runs the plainest forms of the three through `cli/plain.py` with no click loaded (`ROUTES`).
+`runs.py`, `effects.py` and `recovery.py` make the click commands from these tables and call these bodies with
+click.echo; `__main__` runs their plainest forms through `cli/plain.py` with no click loaded (`ROUTES`).
 A body takes the echo function, then the parameters; it returns the exit code (None: 0).
 """
 
@@ -170,5 +170,60 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
     return outcome.exit_code
 
 
+VERIFY = (
+    Opt(("--repeat",), "repeat", "Run each check N times; results that differ between runs make it flaky.",
+        type="int1-100", default=1, show_default=True),
+    Opt(("--expect-sha256",), "pins", "Run a command with this digest without trust (CI pinning; repeatable).",
+        kind="multiple", metavar="HEX"),
+    Opt(("--chain",), "chain", "Check the run's checkpoint chain (digests, owner epochs, signatures) across the "
+        "ledger, its git history, its ledger refs and notes; rerun nothing.", kind="flag"),
+    Opt(("-v", "--verbose"), "verbose", "Stream each rerun check's own output to stderr, live.", kind="flag"),
+    JSON,
+)
+
+
+def verify(echo: Echo, run_id: str | None, repeat: int, pins: tuple[str, ...], chain: bool, verbose: bool,
+           as_json: bool) -> int:
+    from shiftgit.textsafe import for_terminal
+
+    store = _store()
+    if chain:
+        from shiftgit.recovery import chainverify
+
+        found = chainverify.verify_chain(store, resolve(echo, store, run_id))
+        emit(echo, found) if as_json else echo(for_terminal(chainverify.text(found)))
+        return chainverify.exit_code(found)
+    from shiftgit.cli.progress import CheckProgress
+    from shiftgit.recovery import verify as core
+
+    run = resolve(echo, store, run_id)
+    report = core.verify(store, run, repeat=repeat, pinned=_pins(pins), progress=CheckProgress(verbose))
+    verified(store, run, report)
+    emit(echo, report) if as_json else echo(for_terminal(core.text(report)))
+    return core.exit_code(report)
+
+
+def _pins(values: tuple[str, ...]) -> list[str]:
+    from shiftgit.errors import UsageError
+
+    for value in values:
+        if len(value) != 64 or any(ch not in "0123456789abcdefABCDEF" for ch in value):
+            raise UsageError(f"--expect-sha256 {value!r}: give the 64-hex-digit digest `shiftgit verify` prints")
+    return [v.lower() for v in values]
+
+
+def verified(store: Any, run: str, report: Any) -> None:
+    """Checks rerun here: the open agent sessions verified before their first checkpoint (ledger `sessions`)."""
+    from shiftgit.agents import sessions
+    from shiftgit.errors import ShiftError
+
+    if isinstance(report, dict) and report.get("checks") and report.get("result") != "refused":
+        try:
+            sessions.verified(store, run)
+        except ShiftError:  # a ledger that cannot be written now is reported by the next command that must
+            pass
+
+
 ROUTES = (Command(("checkpoint",), CHECKPOINT, False, checkpoint), Command(("check",), CHECK, True, check),
-          Command(("effect", "run"), EFFECT_RUN, True, effect_run))
+          Command(("effect", "run"), EFFECT_RUN, True, effect_run),
+          Command(("verify",), VERIFY, False, verify, argument="run_id"))
