@@ -47,3 +47,14 @@ def test_an_unknown_command_still_gets_clicks_suggestion() -> None:
     assert proc.returncode == 2
     assert proc.stderr == ("shiftgit: No such command 'chekpoint'. Did you mean 'checkpoint'?; "
                            "see `shiftgit --help`\n")
+
+
+def test_a_group_loaded_alone_has_every_subcommand() -> None:
+    everything = {name: sorted(getattr(cli.get_command(click.Context(cli), name), "commands", {})) for name in LAZY}
+    for name, subcommands in everything.items():
+        if not subcommands:
+            continue
+        code = ("import click; from shiftgit.cli.main import cli; "
+                f"print(sorted(cli.get_command(click.Context(cli), {name!r}).commands))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert eval(out) == subcommands, name  # a list of names

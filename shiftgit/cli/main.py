@@ -88,7 +88,8 @@ def cli() -> None:
 LAZY: dict[str, tuple[str, str]] = {
     "init": ("setup", "init"), "doctor": ("setup", "doctor"), "demo": ("setup", "demo"),
     "start": ("runs", "start"), "check": ("runs", "check"), "checkpoint": ("runs", "checkpoint"),
-    "constraint": ("runs", "constraint"), "amend": ("runs", "amend"), "stop": ("runs", "stop"),
+    "constraint": ("lifecycle", "constraint"),  # runs.py's group: lifecycle.py adds `promote` to it
+    "amend": ("runs", "amend"), "stop": ("runs", "stop"),
     "finish": ("runs", "finish"), "accept": ("runs", "accept"),
     "status": ("reports", "status"), "show": ("reports", "show"), "validate": ("reports", "validate"),
     "log": ("reports", "log_command"), "notes": ("reports", "notes_group"), "report": ("reports", "report_command"),
