@@ -1,6 +1,8 @@
 """`python -m shiftgit` and the `shiftgit` console script.
 
-Git and agent hooks, and `--version`, take a fast path that never imports click, jsonschema or pygit2.
+Git and agent hooks, and `--version`, take a fast path that never imports click, jsonschema or pygit2;
+so do the plainest forms of `status`, `show`, `log` (cli/quick.py), `checkpoint`, `check`, `effect run`, `verify`
+(cli/plain.py).
 The git hook shims and the agent hook launcher (agents/launcher.py) start Python with `-S` (no site: most of
 Python's start-up) and call `hook_main`.
 """
@@ -59,6 +61,13 @@ def _main(args: list[str], process: bool) -> int:
         from shiftgit.repo import begin_worktree_tree
 
         begin_worktree_tree()
+    if args[:1] in (["checkpoint"], ["check"], ["effect"], ["verify"]):  # plainest forms without click (cli/plain.py)
+        from shiftgit.cli.plain import main as plain
+        from shiftgit.cli.writes import ROUTES
+
+        code = plain(args, ROUTES)
+        if code is not None:
+            return code
     from shiftgit.cli.main import cli
 
     return cli.main(args=args, prog_name="shiftgit", standalone_mode=True) or 0

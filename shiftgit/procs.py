@@ -7,7 +7,6 @@ process is recorded as host + boot id + pid + start time (clock ticks since boot
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
@@ -110,6 +109,8 @@ def is_alive(who: Mapping[str, Any] | None) -> bool | None:
 def _watchdog_preexec() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
+        import ctypes  # found in sys.modules: guard_group loaded it before the fork
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
@@ -120,6 +121,8 @@ def guard_group(pgid: int) -> subprocess.Popen[bytes] | None:
     """Start a watchdog that kills process group `pgid` if this process dies. None where unsupported."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # noqa: F401  (here, not at the top: what only a watchdog needs; never loaded after the fork)
+
     return subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(pgid), str(os.getpid())],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, preexec_fn=_watchdog_preexec)

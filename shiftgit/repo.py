@@ -76,6 +76,8 @@ class Repo(NamedTuple):
 
     @classmethod
     def open(cls, cwd: str | Path | None = None) -> Repo:
+        if cwd is None and _BEGUN and _BEGUN[-1].cwd == os.getcwd():  # `checkpoint`: opened once, when it began
+            return _BEGUN[-1].repo
         where = Path(cwd or os.getcwd())
         proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
                               cwd=where, capture_output=True, text=True)
@@ -205,7 +207,7 @@ class TreeBuild:
 
     def __init__(self, repo: Repo) -> None:
         TreeBuild.started += 1
-        self.repo = repo
+        self.repo, self.cwd = repo, os.getcwd()
         self.index = repo.private(f"index.{os.getpid()}.{TreeBuild.started}.tmp")
         real = repo.index_path()
         if real.exists():
@@ -282,13 +284,19 @@ def _copy_keeping_mtime(source: Path, target: Path) -> None:
     os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
+_IDENTITY: dict[tuple[str, frozenset[tuple[str, str]]], int] = {}  # `git var GIT_COMMITTER_IDENT`'s exit status
+
+
 def identity_env() -> dict[str, str]:
     """Plumbing that writes commits needs an identity; fall back when the user has none."""
     env = clean_env()
     if all(env.get(f"GIT_{who}_{part}") for who in ("AUTHOR", "COMMITTER") for part in ("NAME", "EMAIL")):
         return env  # given whole by the environment (CI, tests, agents): no git process to ask
-    probe = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, env=env)
-    if probe.returncode != 0:
+    asked = (os.getcwd(), frozenset(env.items()))  # asked once per place and environment (a checkpoint commits twice)
+    if asked not in _IDENTITY:
+        probe = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, env=env)
+        _IDENTITY[asked] = probe.returncode
+    if _IDENTITY[asked] != 0:
         for who in ("AUTHOR", "COMMITTER"):
             env.setdefault(f"GIT_{who}_NAME", "shiftgit")
             env.setdefault(f"GIT_{who}_EMAIL", "shiftgit@localhost")

@@ -661,3 +661,17 @@ def test_parse_outcome_never_raises_on_arbitrary_text(output: str) -> None:
 def test_round_trip(outcome: Outcome) -> None:
     assert_well_formed(outcome)
     assert Outcome.from_dict(outcome.to_dict()) == outcome
+
+
+def test_empty_output_is_the_exit_code_alone_and_loads_no_parser() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from shiftgit.evidence.outcomes import parse_outcome; "
+            "o = parse_outcome(['true'], '', 0); o2 = parse_outcome(['pytest'], '', 1); "
+            "print(o.runner, o2.runner, sorted(m for m in sys.modules if 'parsers.' in m or m.startswith('xml')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["exit_code", "exit_code", "[]"]
+    for runner in ("pytest", "go", "cargo", "tap"):  # what the shortcut stands for: no parser finds anything in ""
+        from shiftgit.evidence.outcomes import _parser
+        assert _parser(runner)([], True) is None and _parser(runner)([], False) is None

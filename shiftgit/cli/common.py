@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
+
+from shiftgit.cli import plain
+from shiftgit.cli.plain import command_argv as command_argv  # re-exported: the commands import it from here
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,18 +30,6 @@ class Finite(click.FloatRange):
         return number
 
 
-def command_argv(command: tuple[str, ...], name: str) -> tuple[str, ...]:
-    """The command after `--`. Options a command does not know land here too (click passes them on):
-    a first word starting with `-` is such an option, refused before anything is recorded or run."""
-    if command and command[0].startswith("-"):
-        from shiftgit import textsafe
-        from shiftgit.errors import UsageError
-
-        raise UsageError(f"no such option {textsafe.quote(command[0], 60)} for `shiftgit {name}`; nothing was recorded "
-                         f"or run (see `shiftgit {name} --help`; the command goes after `--`)")
-    return command
-
-
 def terminal(text: str) -> str:
     """Human output holding recorded text: line breaks stay, other control characters are shown, never obeyed."""
     from shiftgit import textsafe
@@ -47,31 +37,36 @@ def terminal(text: str) -> str:
     return textsafe.for_terminal(text)
 
 
-def json_option(f: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print stable JSON for agents and harnesses.")(f)
+def options(table: Sequence[plain.Opt]) -> Callable[[F], F]:
+    """The click options of an option table (cli/plain.py), in the table's order."""
+    types = {"int>=0": click.IntRange(min=0), "finite>=0": Finite(min=0), "finite>=0.1": Finite(min=0.1),
+             "int1-100": click.IntRange(min=1, max=100)}
+
+    def decorate(f: F) -> F:
+        for opt in reversed(table):
+            given: dict[str, Any] = {"multiple": {"multiple": True}, "flag": {"is_flag": True},
+                                     "switch": {"flag_value": opt.flag_value}}.get(opt.kind, {})
+            given |= {key: value for key, value in [("metavar", opt.metavar), ("required", opt.required),
+                                                     ("show_default", opt.show_default),
+                                                     ("type", types.get(opt.type or ""))] if value}
+            given |= {"default": opt.default} if opt.default is not None else {}
+            f = click.option(*opt.names, opt.dest, help=opt.help, **given)(f)
+        return f
+    return decorate
 
 
-def run_option(f: F) -> F:
-    return click.option("--run", "run", metavar="ID",
-                        help="The run (default: SHIFT_RUN, else this worktree's active run, else the one "
-                             "active run; see `shiftgit resume --help`).")(f)
+json_option = options([plain.JSON])
+run_option = options([plain.RUN])
 
 
 def emit(data: Any) -> None:
     """Stable JSON on stdout; no character in it can act on a terminal."""
-    from shiftgit import textsafe
-
-    click.echo(textsafe.json_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)))
+    plain.emit(click.echo, data)
 
 
 def resolve(store: Any, run: str | None) -> str:
     """The named run, else the one discovery picks; when it picked among several, say which on stderr."""
-    from shiftgit.ledger.discovery import discover
-
-    pick = discover(store, run)
-    if pick.note:
-        click.echo(f"shiftgit: {pick.note}", err=True)
-    return pick.run
+    return plain.resolve(click.echo, store, run)
 
 
 def store(require: bool = True) -> Any:

@@ -7,20 +7,13 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import COMMAND, F, Finite, command_argv, emit, json_option, resolve, run_option
+from shiftgit.cli import writes
+from shiftgit.cli.common import COMMAND, emit, json_option, options, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # == effects, approvals, services (effects engineer) =========================================
 
-def reversibility_options(f: F) -> F:
-    f = click.option("--irreversible", "reversibility", flag_value="irreversible",
-                     help="Cannot be undone (the default for a new key): needs a granted approval.")(f)
-    f = click.option("--reversible", "reversibility", flag_value="reversible",
-                     help="Can be undone by its compensation.")(f)
-    return click.option("--repeatable", "reversibility", flag_value="repeatable",
-                        help="Harmless to repeat (idempotent).")(f)
-
-
+reversibility_options = options(writes.REVERSIBILITY)
 
 
 @click.group()
@@ -35,20 +28,9 @@ def effect() -> None:
 
 
 @effect.command("run", context_settings=COMMAND)
-@click.option("--key", required=True, help="The idempotency key: one effect, run at most once.")
-@click.option("--kind", required=True, help="What kind of effect (checked against the contract's allow/forbid).")
-@reversibility_options
-@click.option("--probe", metavar="CMD", help="A command that checks the effect safely (exit 0: it happened).")
-@click.option("--compensate", metavar="CMD", help="The command that undoes it (recorded for a human).")
-@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
-@click.option("--timeout", type=Finite(min=0.1), help="Seconds; a timed-out effect's outcome is unknown.")
-@click.option("--capture-id", "capture_id", metavar="REGEX",
-              help="Keep the first match in the output (its first group, if any) as the effect's external_id.")
-@click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
-@run_option
-@json_option
+@options(writes.EFFECT_RUN)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, ...], **fields: Any) -> None:
+def effect_run(**params: Any) -> None:
     """Run CMD as a keyed effect: recorded as attempted before it starts; a completed key never runs again.
 
     Exits with CMD's exit code (0 when a completed key's recorded result is returned, 124 on timeout);
@@ -61,30 +43,7 @@ def effect_run(run: str | None, as_json: bool, quiet: bool, command: tuple[str, 
         --probe "./deployed-version --expect 7" --compensate "./deploy 6" -- ./deploy 7
       shiftgit effect run --key pr --kind pull_request --reversible --capture-id 'pull/(\\d+)' -- gh pr create
     """
-    from shiftgit.effects import runner as effects
-    from shiftgit.evidence import runner as evidence
-
-    store = _store()
-    spec = effects.EffectInput(argv=command_argv(command, "effect run"), **fields)
-    echo = None if quiet or as_json else evidence.stdout_binary()
-    run_id = resolve(store, run)
-    from shiftgit.runs.lease import guard
-
-    guard(store, run_id)  # a fenced process never starts an effect (exit 4)
-    outcome = effects.run_effect(store, run_id, spec, echo=echo)
-    record = outcome.effect
-    if as_json:
-        emit({**effects.view(record), "ran": outcome.ran})
-    elif not outcome.ran:
-        click.echo(f"shiftgit: effect {record.key!r} already completed at {record.updated_at} "
-                   f"({record.result or 'reconciled'}), not run again")
-        if record.output_tail and not quiet:
-            tail = record.output_tail.rstrip("\n").splitlines()
-            click.echo("\n".join(f"  [recorded] {line}" for line in tail))
-    else:
-        said = f", external id {record.extra['external_id']}" if record.extra.get("external_id") else ""
-        click.echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result}){said}", err=True)
-    sys.exit(outcome.exit_code)
+    sys.exit(writes.effect_run(click.echo, **params))
 
 
 @effect.command("record")

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from shiftgit import __version__, textsafe
-from shiftgit.cli import agents, approvals, ci, context, effects, lifecycle, recovery, reports, runs, setup, sync
+from shiftgit import __version__
+from shiftgit.cli import plain
 from shiftgit.errors import ShiftError
-
-MESSAGE_CAP = 800  # characters of one error line: a 10,000-character argument is not echoed whole
-# What the machine refuses rather than what shiftgit gets wrong: one line, exit 2, no traceback.
-REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
-                      errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG})
 
 
 def say(message: str, prefix: str = "shiftgit: ") -> None:
-    """One line on stderr: control characters shown, never obeyed, and cut to MESSAGE_CAP."""
-    click.echo(prefix + textsafe.one_line(message, MESSAGE_CAP), err=True)
+    """One line on stderr: control characters shown, never obeyed, and cut to plain.MESSAGE_CAP."""
+    click.echo(plain.line(message, prefix), err=True)
 
 
 class ShiftGroup(click.Group):
@@ -30,19 +24,30 @@ class ShiftGroup(click.Group):
     `--help`; so is a file system that refuses a write (full, read-only, not permitted).
     """
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A command's module is imported when the command is asked for: one command line loads one module
+        of commands, not all eleven (and what they import)."""
+        import importlib
+
+        # A name not in the table loads them all: click's "No such command" suggests from what is loaded.
+        for name in [cmd_name] if cmd_name in LAZY else LAZY:
+            if name not in self.commands:
+                module, attribute = LAZY[name]
+                self.add_command(getattr(importlib.import_module(f"shiftgit.cli.{module}"), attribute), name)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ShiftError as exc:
-            say(str(exc))
-            ctx.exit(exc.exit_code)
-        except OSError as exc:
-            if exc.errno not in REFUSALS:
+        except (ShiftError, OSError) as exc:
+            said = plain.failure(exc)  # the line and exit code the plain route gives too
+            if said is None:
                 raise
-            where = f"{exc.filename}: " if exc.filename else ""
-            say(f"{where}{exc.strerror or exc}; the file system refused, so the command stopped there: free space "
-                "or fix the permissions, then run it again")
-            ctx.exit(2)
+            click.echo(said[0], err=True)
+            ctx.exit(said[1])
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
@@ -79,14 +84,22 @@ def cli() -> None:
     """
 
 
-COMMANDS: tuple[click.Command, ...] = (
-    setup.init, setup.doctor, runs.start, runs.check, runs.checkpoint, reports.status, reports.show,
-    reports.validate, runs.constraint, runs.amend, runs.stop, runs.finish, runs.accept, setup.demo,
-    effects.effect, approvals.approval, approvals.service,
-    sync.merge_driver, sync.sync_command,
-    recovery.verify_cmd, recovery.resume_cmd, recovery.rollback_cmd, recovery.diff_cmd, recovery.trust_cmd,
-    agents.mcp_server, reports.log_command, reports.notes_group, reports.report_command, agents.hook, ci.ci,
-    context.context, context.output, *lifecycle.COMMANDS,
-)
-for command in COMMANDS:
-    cli.add_command(command)
+# Every command: its name -> (module in shiftgit/cli/, attribute). tests/test_cli_lazy.py holds it against the modules.
+LAZY: dict[str, tuple[str, str]] = {
+    "init": ("setup", "init"), "doctor": ("setup", "doctor"), "demo": ("setup", "demo"),
+    "start": ("runs", "start"), "check": ("runs", "check"), "checkpoint": ("runs", "checkpoint"),
+    "constraint": ("lifecycle", "constraint"),  # runs.py's group: lifecycle.py adds `promote` to it
+    "amend": ("runs", "amend"), "stop": ("runs", "stop"),
+    "finish": ("runs", "finish"), "accept": ("runs", "accept"),
+    "status": ("reports", "status"), "show": ("reports", "show"), "validate": ("reports", "validate"),
+    "log": ("reports", "log_command"), "notes": ("reports", "notes_group"), "report": ("reports", "report_command"),
+    "effect": ("effects", "effect"), "approval": ("approvals", "approval"), "service": ("approvals", "service"),
+    "merge-driver": ("sync", "merge_driver"), "sync": ("sync", "sync_command"),
+    "verify": ("recovery", "verify_cmd"), "resume": ("recovery", "resume_cmd"),
+    "rollback": ("recovery", "rollback_cmd"), "diff": ("recovery", "diff_cmd"), "trust": ("recovery", "trust_cmd"),
+    "mcp": ("agents", "mcp_server"), "hook": ("agents", "hook"), "ci": ("ci", "ci"),
+    "context": ("context", "context"), "output": ("context", "output"),
+    "archive": ("lifecycle", "archive_cmd"), "runs": ("lifecycle", "runs_cmd"), "gc": ("lifecycle", "gc_cmd"),
+    "insights": ("lifecycle", "insights_cmd"), "review": ("lifecycle", "review"),
+    "confirm": ("lifecycle", "confirm_cmd"), "memory": ("lifecycle", "memory"),
+}

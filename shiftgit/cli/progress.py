@@ -11,8 +11,6 @@ import threading
 import time
 from typing import Any, BinaryIO
 
-import click
-
 TICK = 5.0
 ARGV_SHOWN = 100
 
@@ -55,4 +53,6 @@ class CheckProgress:
 
 
 def _say(line: str) -> None:
-    click.echo(f"shiftgit: {line}", err=True)
+    from shiftgit.cli.plain import write  # click.echo's bytes, without click (verify runs without it)
+
+    write(f"shiftgit: {line}", err=True)

@@ -7,35 +7,17 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option, resolve, terminal
+from shiftgit.cli import writes
+from shiftgit.cli.common import emit, json_option, options, resolve, terminal
 from shiftgit.cli.common import store as _store
 
-
-def _pins(values: tuple[str, ...]) -> list[str]:
-    from shiftgit.errors import UsageError
-
-    for value in values:
-        if len(value) != 64 or any(ch not in "0123456789abcdefABCDEF" for ch in value):
-            raise UsageError(f"--expect-sha256 {value!r}: give the 64-hex-digit digest `shiftgit verify` prints")
-    return [v.lower() for v in values]
-
-
-verbose_option = click.option("-v", "--verbose", is_flag=True,
-                              help="Stream each rerun check's own output to stderr, live.")
+verbose_option = options([writes.VERIFY[3]])  # -v, --verbose
 
 
 @click.command("verify")
 @click.argument("run_id", metavar="[RUN]", required=False)
-@click.option("--repeat", type=click.IntRange(min=1, max=100), default=1, show_default=True,
-              help="Run each check N times; results that differ between runs make it flaky.")
-@click.option("--expect-sha256", "pins", multiple=True, metavar="HEX",
-              help="Run a command with this digest without trust (CI pinning; repeatable).")
-@click.option("--chain", is_flag=True, help="Check the run's checkpoint chain (digests, owner epochs, "
-              "signatures) across the ledger, its git history, its ledger refs and notes; rerun nothing.")
-@verbose_option
-@json_option
-def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], chain: bool, verbose: bool,
-               as_json: bool) -> None:
+@options(writes.VERIFY)
+def verify_cmd(**params: Any) -> None:
     """Rerun the latest checkpoint's checks as recorded, compare with the record, report drift.
 
     Exit 0 reproduced (or nothing to run), 1 mismatch, 3 refused: a command not trusted in this clone.
@@ -48,33 +30,7 @@ def verify_cmd(run_id: str | None, repeat: int, pins: tuple[str, ...], chain: bo
       shiftgit verify fix-login --json --expect-sha256 3f5a...e1
       shiftgit verify --chain fix-login
     """
-    store = _store()
-    if chain:
-        from shiftgit.recovery import chainverify
-
-        found = chainverify.verify_chain(store, resolve(store, run_id))
-        emit(found) if as_json else click.echo(terminal(chainverify.text(found)))
-        sys.exit(chainverify.exit_code(found))
-    from shiftgit.cli.progress import CheckProgress
-    from shiftgit.recovery import verify as core
-
-    run = resolve(store, run_id)
-    report = core.verify(store, run, repeat=repeat, pinned=_pins(pins), progress=CheckProgress(verbose))
-    _verified(store, run, report)
-    emit(report) if as_json else click.echo(terminal(core.text(report)))
-    sys.exit(core.exit_code(report))
-
-
-def _verified(store: Any, run: str, report: Any) -> None:
-    """Checks rerun here: the open agent sessions verified before their first checkpoint (ledger `sessions`)."""
-    from shiftgit.agents.sessions import verified
-    from shiftgit.errors import ShiftError
-
-    if isinstance(report, dict) and report.get("checks") and report.get("result") != "refused":
-        try:
-            verified(store, run)
-        except ShiftError:  # a ledger that cannot be written now is reported by the next command that must
-            pass
+    sys.exit(writes.verify(click.echo, **params))
 
 
 @click.command("resume")
@@ -111,7 +67,7 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, take_over: bool, w
     store = _store()
     report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, take_over=take_over,
                          progress=CheckProgress(verbose))
-    _verified(store, report["run"], report.get("verify"))
+    writes.verified(store, report["run"], report.get("verify"))
     if report.get("picked"):
         click.echo(f"shiftgit: {report['picked']}", err=True)
     if report.get("take_over"):

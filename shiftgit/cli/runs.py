@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import Finite, command_argv, emit, json_option, resolve, run_option
+from shiftgit.cli import writes
+from shiftgit.cli.common import Finite, emit, json_option, options, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # -- start ----------------------------------------------------------------------------------
@@ -68,24 +69,9 @@ def start(run_id: str, as_json: bool, template_name: str | None, **contract: Any
 # -- check ----------------------------------------------------------------------------------
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@run_option
-@click.option("--name", help="A name for this check (default: from the command).")
-@click.option("--covers", multiple=True, metavar="GLOB", help="Paths this check exercises (repeatable).")
-@click.option("--junit", metavar="PATH", help="Read the outcome from this JUnit XML file after the run.")
-@click.option("--timeout", type=Finite(min=0.1), help="Seconds before the whole process group is killed.")
-@click.option("--cwd", default=".", show_default=True, help="Directory to run in, relative to the repo root.")
-@click.option("--env", "env_names", multiple=True, metavar="NAME", help="An environment variable the check needs.")
-@click.option("--quiet", "-q", is_flag=True, help="Do not echo the command's output.")
-@click.option("--keep-output", "keep_output", is_flag=True,
-              help="Keep the whole output (redacted) in git, under refs/shift/outputs/RUN; read it back with "
-                   "`shiftgit output CHECK-ID`.")
-@click.option("--retire", metavar="NAME", help="Take a check out of the record (with --reason); runs nothing.")
-@click.option("--reason", help="Why the check is retired.")
-@json_option
+@options(writes.CHECK)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str | None, timeout: float | None,
-          cwd: str, env_names: tuple[str, ...], quiet: bool, keep_output: bool, retire: str | None,
-          reason: str | None, as_json: bool, command: tuple[str, ...]) -> None:
+def check(**params: Any) -> None:
     """Run a command and keep its real result as evidence; exits with the command's exit code.
 
     A check's latest result is carried from checkpoint to checkpoint until it is rerun or retired.
@@ -97,40 +83,9 @@ def check(run: str | None, name: str | None, covers: tuple[str, ...], junit: str
       shiftgit check --keep-output -- pytest -q
       shiftgit check --retire e2e-old --reason "replaced by e2e"
     """
-    from shiftgit.evidence import runner as evidence
-    from shiftgit.runs import checks
-
-    store = _store()
-    run_id = resolve(store, run)
-    if retire is not None:
-        _retire(store, run_id, retire, reason, command)
-        return
-    spec = checks.CheckInput(argv=command_argv(command, "check"), name=name, cwd=cwd, timeout=timeout,
-                             covers=covers, junit=junit, env=env_names, keep_output=keep_output)
-    echo = None if quiet else (getattr(sys.stderr, "buffer", None) if as_json else evidence.stdout_binary())
-    record = checks.check(store, run_id, spec, echo=echo)
-    outcome = record.outcome
-    counts = ", ".join(f"{outcome[k]} {k}" for k in ("passed", "failed", "skipped") if outcome.get(k) is not None)
-    status = "timed out" if record.timed_out else f"exit {record.exit_code}"
-    lines = [f"shiftgit: check {record.name!r}: {status}" + (f" ({counts})" if counts else ""),
-             *(f"  failing: {test}" for test in record.failing[:10])]
-    lines += [f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)"] * bool(record.output_blob)
-    lines += [f"shiftgit: warning: {line}" for line in checks.overrun(store, run_id)]
-    emit({"run": run_id, "check": record.to_dict()}) if as_json else click.echo("\n".join(lines), err=True)
-    sys.exit(124 if record.exit_code is None else record.exit_code)
-
-
-def _retire(store: Any, run_id: str, name: str, reason: str | None, command: tuple[str, ...]) -> None:
-    from shiftgit.errors import UsageError
-    from shiftgit.runs import acceptance
-
-    if command:
-        raise UsageError("--retire runs nothing: drop the command after `--`; nothing was written")
-    if not reason:
-        raise UsageError(f"retiring a check needs a reason: `shiftgit check --retire {name} --reason R`; "
-                         "nothing was written")
-    record = acceptance.retire(store, run_id, name, reason)
-    click.echo(f"retired check {record.name!r} ({reason}); it leaves the record at the next checkpoint")
+    code = writes.check(click.echo, **params)
+    if code is not None:
+        sys.exit(code)
 
 
 @click.command()
@@ -165,28 +120,8 @@ def accept(run_id: str | None, quiet: bool, as_json: bool) -> None:
 # -- checkpoint -----------------------------------------------------------------------------
 
 @click.command()
-@run_option
-@click.option("--step", help="The step just done.")
-@click.option("--next", "next_action", help="The next action.")
-@click.option("--done-when", "done_when", help="When the next action counts as done.")
-@click.option("--done", multiple=True, help="An item finished (repeatable).")
-@click.option("--doing", multiple=True, help="An item in progress (repeatable).")
-@click.option("--blocked", multiple=True, help="An item blocked (repeatable).")
-@click.option("--resolve", multiple=True, metavar="TEXT",
-              help="Close an open item, decision or question by its text (with --reason; the only way one leaves).")
-@click.option("--reason", help="Why the --resolve items are closed (recorded).")
-@click.option("--decision", "decisions", multiple=True, help='A decision; "what -- why" records a rationale.')
-@click.option("--question", "questions", multiple=True, help="An open question (repeatable).")
-@click.option("--note", help="A one-line note.")
-@click.option("--phase", help="The phase of the work (e.g. explore, implement, verify).")
-@click.option("--milestone", is_flag=True, help="Mark this checkpoint as a milestone.")
-@click.option("--confirm", is_flag=True,
-              help="With --milestone: the owner must confirm it (`shiftgit confirm`) before resume goes on.")
-@click.option("--turn", type=click.IntRange(min=0), help="The agent's turn number (agent hooks fill it).")
-@click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens spent since the last checkpoint.")
-@click.option("--cost", type=Finite(min=0), default=0.0, help="Cost spent since the last checkpoint.")
-@json_option
-def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
+@options(writes.CHECKPOINT)
+def checkpoint(**params: Any) -> None:
     """Record the state at a step boundary: files (from git), evidence, next action, open items.
 
     Exit 4, nothing written, when another place holds the run's lease or took the run over
@@ -197,22 +132,7 @@ def checkpoint(run: str | None, as_json: bool, **fields: Any) -> None:
       shiftgit checkpoint --step "callback parses state" --next "handle expired tokens" \\
         --done-when "test_expired passes"
     """
-    from shiftgit import textsafe
-    store = _store()
-    run_id = resolve(store, run)
-    with store.repo.worktree_build() as worktree:  # git hashes the files while the checkpoint code loads
-        from shiftgit.runs import checkpoints
-        point = checkpoints.checkpoint(store, run_id, checkpoints.CheckpointInput(**fields), worktree=worktree)
-    for held in point.extra.get("withheld") or []:
-        click.echo(f"shiftgit: warning: {textsafe.one_line(str(held['path']))} holds what looks like a secret "
-                   f"({held['rule']}): left out of the snapshot, so rollback cannot restore it", err=True)
-    if as_json:
-        emit(point.to_dict())
-        return
-    stale = sum(1 for c in point.checks if not c.fresh)
-    click.echo(f"checkpoint {run_id} #{point.seq}: {len(point.files)} changed file(s), "
-               f"{len(point.checks)} check(s)" + (f", {stale} stale" if stale else ""))
-    click.echo(f"  stage it with your change: git add -A && git commit   ({store.rel(store.ledger_path(run_id))})")
+    writes.checkpoint(click.echo, **params)
 
 # -- constraints and amendments --------------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import signal
 import subprocess
@@ -14,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from shiftgit.digests import hasher
 from shiftgit.errors import UsageError
 
 TAIL_CHARS = 4000          # what a check keeps of its output, after redaction
@@ -46,7 +46,7 @@ class _Collector:
     def __init__(self, echo: BinaryIO | None, keep: BinaryIO | None = None) -> None:
         self.head = bytearray()
         self.tail = bytearray()
-        self.digest = hashlib.sha256()
+        self.digest = hasher(64)(b"")  # CPython's own sha256: hashlib loads OpenSSL first
         self.total = 0
         self.echo = echo
         self.keep = keep

@@ -89,10 +89,15 @@ class Written:
                     continue
                 old = self._document[name]
                 if isinstance(value, tuple) and _records(value) and isinstance(old, list) and len(old) == len(value):
-                    items = [Item(r, r.to_dict()) for r in value]
+                    from shiftgit.ledger.record import round_trips
+
+                    # An item whose model gives back its JSON keeps it (a flat record with every field: known
+                    # without building it, round_trips), else the model's JSON, kept only when it is the same.
+                    items = [Item(r, data if type(data) is dict and round_trips(type(r), data) else r.to_dict())
+                             for r, data in zip(value, old, strict=True)]
                     for item, piece in zip(items, _slices(text, name, len(items)), strict=False):
                         item.text = piece  # the bytes are canonical (shiftgit wrote them): its text as it is
-                    items = [i for i, data in zip(items, old, strict=True) if i.json == data]
+                    items = [i for i, data in zip(items, old, strict=True) if i.json is data or i.json == data]
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
                 # Other top-level values are small and built again: what `on_write` (the lease) put in
                 # these bytes was not redacted, and a full write would redact it now.

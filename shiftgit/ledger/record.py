@@ -47,6 +47,52 @@ def _converter(tp: Any) -> Converter:
     return None
 
 
+# Per flat record class (no field holds records): each field and the JSON type its converter takes whole.
+_SHAPES: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+
+
+def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
+    """`cls.from_dict(data).to_dict() == data`, known without building either: a flat record class, every field
+    present in DATA, each list or object where the field's converter makes a tuple or a mapping of it. False
+    when unsure (a record inside, a missing field): the caller then builds and compares."""
+    if cls not in _SHAPES:
+        hints = typing.get_type_hints(cls)
+        shape = [(f.name, _json_type(hints[f.name])) for f in dataclasses.fields(cls) if f.name != "extra"]
+        _SHAPES[cls] = None if any(need is Record for _, need in shape) else tuple(shape)
+    known = _SHAPES[cls]
+    if known is None:
+        return False
+    for name, need in known:
+        if name not in data:
+            return False
+        value = data[name]
+        if value is None or need is None:
+            continue
+        if need is dict or need is list:
+            if type(value) is not need:
+                return False
+        elif type(value) is not list or any(v is not None and type(v) is not dict for v in value):
+            return False  # need: a tuple of mappings, each made with dict()
+    return True
+
+
+def _json_type(tp: Any) -> Any:
+    """What `_converter(tp)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
+    "mappings" (a list of objects), or Record (a record inside: not flat)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _json_type(inner[0]) if len(inner) == 1 else None
+    if isinstance(tp, type) and issubclass(tp, Record):
+        return Record
+    if origin is tuple:
+        item = _json_type(args[0])
+        return list if item is None else Record if item is Record else "mappings" if item is dict else Record
+    if origin is Mapping or origin is dict:
+        return dict
+    return None
+
+
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 

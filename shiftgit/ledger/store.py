@@ -244,15 +244,15 @@ class Store:
         base = self._seen.get(ledger.run)
         if base is not None and base.written is None:
             base.written = validated.is_written(self.repo.git_dir, base.data)
-        written, problems = incremental.render(ledger, base if base is not None and base.written else None,
-                                               check=checked, on_write=self.on_write)
+        spliced = base is not None and bool(base.written)
+        written, problems = incremental.render(ledger, base if spliced else None, check=checked, on_write=self.on_write)
         if problems:  # a bug, not bad input: keep the traceback
             raise AssertionError("refusing to write an invalid ledger: " + "; ".join(problems))
         path = self.ledger_path(ledger.run)
         if path.parent.exists():
             remove_stale_temps(path.parent)
         data = written.data
-        write_atomic(path, data, is_json=True)
+        write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
         with contextlib.suppress(OSError):  # only a speed-up: a full disk here costs one more validation later
             validated.record(self.repo.git_dir, [data], written=True)  # the gate skips re-validating these bytes

@@ -12,14 +12,13 @@ trust counts for the commands that need one (probes).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from shiftgit.digests import hasher
 from shiftgit.ledger.model import Check, canonical_bytes
 from shiftgit.ledger.store import write_atomic
 from shiftgit.procs import agent_markers
@@ -47,7 +46,7 @@ def command_digest(argv: Sequence[str], cwd: str, shell: bool = False) -> str:
     if shell:
         payload["shell"] = True
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hasher(64)(text.encode("utf-8")).hexdigest()  # type: ignore[no-any-return]
 
 
 def command_of(check: Check) -> Command:
@@ -72,7 +71,7 @@ def clone_id(repo: Repo) -> str:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"clone-id.{os.getpid()}.tmp")
-    tmp.write_text(secrets.token_hex(16) + "\n")
+    tmp.write_text(os.urandom(16).hex() + "\n")  # = secrets.token_hex(16), without random and OpenSSL
     try:
         os.link(tmp, path)
     except FileExistsError:

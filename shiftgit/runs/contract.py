@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-import secrets as _random
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,7 +31,7 @@ def now_iso() -> str:
 
 def new_id(prefix: str) -> str:
     """Unique across machines: random, not a counter."""
-    return f"{prefix}-{_random.token_hex(6)}"
+    return f"{prefix}-{os.urandom(6).hex()}"
 
 
 # -- start ---------------------------------------------------------------------------------

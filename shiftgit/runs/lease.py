@@ -119,8 +119,7 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
         sys.stderr.write(line + "\n")
     who = here(store, environ)
     for _ in range(TAKE_TRIES):
-        document = store.document(run)
-        lease = document.get("lease")
+        lease = store.read(run).lease  # the model the write reads next (Store.read keeps it): one parse, not two
         mine = epoch_of(lease)
         seen = fence.tips(store.repo.git, run)
         epoch = _decide(run, lease, mine, seen, who)

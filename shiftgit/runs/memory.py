@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import secrets as _random
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,7 +76,7 @@ def promote(store: Store, which: str, by: str | None, until: str | None = None,
         if same is not None:
             raise UsageError(f"memory already holds this rule as {same['id']} (approved by {same['approved_by']}); "
                              "nothing was written")
-        entry = {"id": f"m-{_random.token_hex(6)}", "text": constraint["text"],
+        entry = {"id": f"m-{os.urandom(6).hex()}", "text": constraint["text"],
                  "origin": {"run": origin, "constraint": constraint.get("id")}, "created_at": now_iso(),
                  "approved_by": by.strip(), "expires_at": expires}
         document["entries"] = [*document["entries"], entry]
