@@ -94,7 +94,7 @@ def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
                     blobs[run], answers[answer[0]] = answer[0], answer[2]
                     same[run] = working[run] == answer[2]
     published = {tip.ref: answers.get(f"{tip.commit}:{ledgerref.FILE}") for _, found in wanted for tip in found}
-    clone = _clone_id(repo) if tips else None
+    clone = clone_id(repo) if tips else None
     out = {}
     for run, found in wanted:
         blob = blobs.get(run)
@@ -219,7 +219,7 @@ def _document(data: bytes | None) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
-def _clone_id(repo: Repo) -> str:
+def clone_id(repo: Repo) -> str:
     """trustdb.clone_id, read without importing trustdb when the id exists (it loads the ledger model,
     more than the agent hooks' briefing may spend)."""
     try:

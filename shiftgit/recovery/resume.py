@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
-from shiftgit.effects.liveness import liveness
 from shiftgit.errors import LedgerError
 from shiftgit.git import record
 from shiftgit.ledger.checkstates import check_states
@@ -22,7 +21,7 @@ from shiftgit.ledger.model import Checkpoint, Effect, Ledger
 from shiftgit.ledger.store import Store
 from shiftgit.recovery import decisions, plans, takeover
 from shiftgit.recovery.briefing import build_briefing
-from shiftgit.repo import FileEntry, Repo
+from shiftgit.repo import FileEntry, Repo, TreeBuild
 from shiftgit.runs.contract import location
 from shiftgit.runs.memory import standing_rules
 from shiftgit.runs.reviews import awaiting_reasons
@@ -42,15 +41,15 @@ def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
 
 
 def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = False, take_over: bool = False,
-           progress: Progress | None = None) -> dict[str, Any]:
+           progress: Progress | None = None, tree: TreeBuild | None = None) -> dict[str, Any]:
     """Decide and brief (after adopting a newer published record, with `adopt`; after starting a new owner
-    epoch here, with `take_over`); make the run active here."""
+    epoch here, with `take_over`); make the run active here. `tree`: the work tree's, begun early (not with `adopt`)."""
     from shiftgit.runs import lease
 
     pick = Pick(run, "named") if adopt and run and not store.exists(run) else discover(store, run)
     adopted = takeover.adopt(store, pick.run) if adopt else None
     taken = lease.take_over(store, pick.run) if take_over else None
-    report = build_report(store, pick.run, run_checks, progress=progress)
+    report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
     if taken is not None:
         report["take_over"] = taken
     if pick.note:
@@ -83,6 +82,8 @@ def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
 
 
 def _service_entry(effect: Effect) -> dict[str, Any]:
+    from shiftgit.effects.liveness import liveness  # socket and /proc: only for a recorded service
+
     identity = _identity(effect)
     state = liveness(effect.pid, effect.port, identity)
     return {"name": effect.name or effect.key, "key": effect.key, "pid": effect.pid, "port": effect.port,
@@ -263,8 +264,9 @@ def _resume_reasons(point: Checkpoint | None, notes: list[str], run_checks: bool
     return reasons
 
 
-def build_report(store: Store, run: str, run_checks: bool, progress: Progress | None = None) -> dict[str, Any]:
-    """The `resume --json` report for `run`, without printing or changing anything."""
+def build_report(store: Store, run: str, run_checks: bool, progress: Progress | None = None,
+                 tree: TreeBuild | None = None) -> dict[str, Any]:
+    """The `resume --json` report for `run`, without printing or changing anything (`tree`: see `resume`)."""
     repo = store.repo
     rel = store.rel(store.ledger_path(run))
     provenance = record.ledger_provenance(repo, rel)
@@ -274,7 +276,7 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         return _invalid(run, rel, provenance, str(exc))
     chosen = takeover.select(store, run, working, rel, provenance)  # the newest record: here, or published
     ledger = chosen.ledger
-    worktree = repo.worktree_tree()
+    worktree = (tree or repo.start_worktree_tree()).result()
     if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here
         worktree = takeover.target_tree(store, chosen)
         verdict = takeover.adjust(decide(store, ledger, worktree, False), run, chosen)

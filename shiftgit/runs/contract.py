@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-import secrets as _random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,7 +30,9 @@ def now_iso() -> str:
 
 def new_id(prefix: str) -> str:
     """Unique across machines: random, not a counter."""
-    return f"{prefix}-{_random.token_hex(6)}"
+    import secrets  # here: it loads OpenSSL (hmac), and `resume` reads contracts without making ids
+
+    return f"{prefix}-{secrets.token_hex(6)}"
 
 
 # -- start ---------------------------------------------------------------------------------

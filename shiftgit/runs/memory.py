@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import secrets as _random
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +18,6 @@ from shiftgit.errors import LedgerError, UsageError
 from shiftgit.ledger.canonical import canonical_bytes
 from shiftgit.ledger.files import write_atomic
 from shiftgit.ledger.store import Store
-from shiftgit.runs.archive import parse_since
 from shiftgit.runs.contract import now_iso
 
 MEMORY_VERSION = 1
@@ -60,8 +58,12 @@ def _expired(entry: Mapping[str, Any], now: str) -> bool:
 def promote(store: Store, which: str, by: str | None, until: str | None = None,
             run: str | None = None) -> dict[str, Any]:
     """Copy one constraint (by id, or exact text) into memory, approved by a named person."""
+    import secrets  # here: it loads OpenSSL (hmac), and reading the standing rules makes no id
+
     if not by or not by.strip():
         raise UsageError("nothing enters memory without a named approver: add --by WHO; nothing was written")
+    from shiftgit.runs.archive import parse_since  # archive loads shutil and the renderer: a write needs it
+
     expires = parse_since(until) if until else None
     if expires is not None and expires <= now_iso():
         raise UsageError(f"--until {until} is already past; give a future date; nothing was written")
@@ -76,7 +78,7 @@ def promote(store: Store, which: str, by: str | None, until: str | None = None,
         if same is not None:
             raise UsageError(f"memory already holds this rule as {same['id']} (approved by {same['approved_by']}); "
                              "nothing was written")
-        entry = {"id": f"m-{_random.token_hex(6)}", "text": constraint["text"],
+        entry = {"id": f"m-{secrets.token_hex(6)}", "text": constraint["text"],
                  "origin": {"run": origin, "constraint": constraint.get("id")}, "created_at": now_iso(),
                  "approved_by": by.strip(), "expires_at": expires}
         document["entries"] = [*document["entries"], entry]

@@ -9,7 +9,6 @@ session's briefing carries it; `review resolve` closes it with a reason. A miles
 
 from __future__ import annotations
 
-import secrets as _random
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -100,7 +99,9 @@ def _run_of(store: Store, review_id: str) -> str:
 
 def request(ledger: Ledger, seq: int, step: str | None, at: str) -> Ledger:
     """The ledger with checkpoint `seq` awaiting its owner's confirmation."""
-    wait = Confirmation(id=f"m-{_random.token_hex(6)}", seq=seq, step=step, requested_at=at)
+    import secrets  # here: it loads OpenSSL (hmac), and reading reviews makes no id
+
+    wait = Confirmation(id=f"m-{secrets.token_hex(6)}", seq=seq, step=step, requested_at=at)
     return replace(ledger, confirmations=(*ledger.confirmations, wait))
 
 
