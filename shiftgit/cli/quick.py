@@ -44,11 +44,12 @@ def show(run: str | None, as_json: bool, markdown: bool) -> Output:
     store = Store.open()
     pick = discover(store, run)
     note = [f"shiftgit: {pick.note}"] if pick.note else []
+    if not (as_json or markdown):  # the checked JSON: no model built (its classes cost a start-up and more)
+        return Output(textsafe.for_terminal(render.summary(store.document(pick.run, migrate=True))), [], before=note)
     ledger = store.read(pick.run)
     if as_json:
         return Output(json_text(ledger.to_dict()), [], before=note)
-    return Output(textsafe.for_terminal(render.markdown(ledger) if markdown else render.summary(ledger)), [],
-                  before=note)
+    return Output(textsafe.for_terminal(render.markdown(ledger)), [], before=note)
 
 
 def log(limit: int | None, milestones: bool, as_json: bool) -> Output:

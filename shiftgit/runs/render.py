@@ -140,19 +140,6 @@ def status_text(report: dict[str, Any]) -> str:
     return "\n".join([*lines, *tail])
 
 
-def _attention(ledger: Ledger) -> dict[str, Any]:
-    """Spend against budgets, and what waits for a human: unknown effects, pending approvals (as `status`
-    says them from the JSON: runs/overview.py)."""
-    from shiftgit.ledger import budgets
-    from shiftgit.runs import overview
-
-    spend = ledger.spend.to_dict()
-    limits = {k: v for k, v in ledger.contract.budgets.to_dict().items() if v is not None}
-    return {"spend": spend, "budgets": limits, "budget_exhausted": budgets.exhausted_in(limits, spend),
-            "unknown_effects": overview.unknown([(e.key, e.state, e.runner) for e in ledger.effects]),
-            "pending_approvals": [a.key for a in ledger.approvals if a.state == "requested"]}
-
-
 def _attention_lines(run: dict[str, Any]) -> list[str]:
     spend = run["spend"]
     out = []
@@ -167,37 +154,50 @@ def _attention_lines(run: dict[str, Any]) -> list[str]:
     return out
 
 
-def summary(ledger: Ledger) -> str:
-    point = ledger.checkpoint
-    lines = [f"run {ledger.run} ({ledger.status})", f"  goal: {ledger.contract.goal}",
-             f"  stop when: {ledger.contract.stop_when}"]
-    lines += [f"  constraint {c.id}: {c.text}" for c in ledger.active_constraints()]
+def summary(document: Mapping[str, Any]) -> str:
+    """`show`'s text from the ledger's checked JSON (`Store.document`), as runs/overview.py reads it for `status`:
+    what a record leaves out is the model's default; the model is built only to judge effects and approvals."""
+    contract, point = document["contract"], document.get("checkpoint")
+    lines = [f"run {document['run']} ({document.get('status', 'active')})", f"  goal: {contract['goal']}",
+             f"  stop when: {contract['stop_when']}"]
+    lines += [f"  constraint {c['id']}: {c['text']}" for c in document.get("constraints") or ()
+              if c.get("status", "active") == "active"]
     if point:
-        lines.append(f"  checkpoint #{point.seq} on {(point.base or 'no commit')[:12]}: {point.step or ''}")
-        if point.next.action:
-            lines.append(f"  next: {point.next.action}" + (f" (done when {point.next.done_when})"
-                                                           if point.next.done_when else ""))
-        for check in point.checks:
-            lines.append(f"  check {check.name}: exit {check.exit_code}" + ("" if check.fresh else " (stale)"))
-    if ledger.pending_checks:
-        lines.append(f"  {len(ledger.pending_checks)} check(s) since the last checkpoint")
-    if ledger.stop:
-        lines.append(f"  stopped: {ledger.stop.reason} {ledger.stop.detail or ''}".rstrip())
-    lines += _effect_lines(ledger)
+        lines.append(f"  checkpoint #{point['seq']} on {(point.get('base') or 'no commit')[:12]}: "
+                     f"{point.get('step') or ''}")
+        then = point.get("next") or {}
+        if then.get("action"):
+            lines.append(f"  next: {then['action']}" + (f" (done when {then['done_when']})"
+                                                         if then.get("done_when") else ""))
+        for check in point.get("checks") or ():
+            lines.append(f"  check {check['name']}: exit {check.get('exit_code')}"
+                         + ("" if check.get("fresh") else " (stale)"))
+    if document.get("pending_checks"):
+        lines.append(f"  {len(document['pending_checks'])} check(s) since the last checkpoint")
+    stop = document.get("stop")
+    if stop:
+        lines.append(f"  stopped: {stop['reason']} {stop.get('detail') or ''}".rstrip())
+    lines += _effect_lines(document)
     return "\n".join(lines)
 
 
-def _effect_lines(ledger: Ledger) -> list[str]:
+def _effect_lines(document: Mapping[str, Any]) -> list[str]:
+    from shiftgit.runs import overview
+
     out = []
-    if ledger.effects:  # imported only when there is something to say (show is run often)
+    if document.get("effects"):  # imported only when there is something to say (show is run often)
         from shiftgit.effects import runner as effects
+        from shiftgit.ledger.model import Effect
 
-        out += [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
-    if ledger.approvals:
+        out += [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}"
+                for e in map(Effect.from_dict, document["effects"])]
+    if document.get("approvals"):
         from shiftgit.effects import approvals
+        from shiftgit.ledger.model import Approval
 
-        out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
-    out += [f"  {line}" for line in _attention_lines(_attention(ledger)) if not line.startswith("effect outcome")]
+        out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in map(Approval.from_dict, document["approvals"])]
+    out += [f"  {line}" for line in _attention_lines(overview.row(dict(document)))
+            if not line.startswith("effect outcome")]
     return out
 
 
