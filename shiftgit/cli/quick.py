@@ -58,14 +58,15 @@ def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
     from shiftgit.ledger.store import Store
 
     store = Store.open()
-    refs = timeline.notes_refs(store)  # asked once: the timeline reads them, and the hint needs one of them
+    listing = timeline.listing(store)  # the notes refs and the ledger refs in one git process
+    refs = timeline.notes_refs(store, listing)  # asked once: the timeline reads them, and the hint needs one of them
     if as_json or milestones:
-        entries = timeline.timeline(store, None if milestones else limit, refs)
+        entries = timeline.timeline(store, None if milestones else limit, refs, listing)
         if milestones:
             entries = [e for e in entries if e.get("milestone")][:limit]
         out = json_text(entries) if as_json else timeline.render(entries)
     else:
-        out = timeline.text(store, limit, refs)
+        out = timeline.text(store, limit, refs, listing)
     hint = fetchstate.sync_hint(store.repo, noted=NOTES_REF in refs)
     return Output(out, [f"shiftgit: {hint}"] if hint else [])
 

@@ -41,6 +41,7 @@ class Source(NamedTuple):
     ours: bool = True         # recorded by this clone
     epoch: int = 0            # the owner epoch its lease holds (a newer owner's record wins over a longer one)
     document: dict[str, Any] | None = None  # DATA parsed (None: not JSON); unchecked: `Store.document` checks it
+    committed: bytes | None = None  # working, committed: the bytes HEAD's ledger holds (None: HEAD has none)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "seq": self.seq, "host": self.host, "at": self.at, "ref": self.ref,
@@ -71,12 +72,13 @@ def candidates(store: Store, run: str) -> list[Source]:
     return collect(store, [run])[run]
 
 
-def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
-    """The records of many runs at once: one `for-each-ref` and one `cat-file --batch` in all (HEAD's ledger of
-    each run and every published one); for more than _LISTED runs, one `ls-tree` first, and the cat-file only when
-    a committed ledger differs from the work tree's or a run was published."""
+def collect(store: Store, runs: list[str], listing: str | None = None) -> dict[str, list[Source]]:
+    """The records of many runs at once: one `for-each-ref` (or what `ledgerref.listing` gave: LISTING) and one
+    `cat-file --batch` in all (HEAD's ledger of each run and every published one); for more than _LISTED runs, one
+    `ls-tree` first, and the cat-file only when a committed ledger differs from the work tree's or a run was
+    published."""
     repo = store.repo
-    tips = ledgerref.tips(repo)
+    tips = ledgerref.tips(repo, listing)
     wanted = [(run, tips.get(run, [])) for run in runs]
     working = store.ledger_files(runs)
     at_head = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs] if len(runs) <= _LISTED else []
@@ -163,7 +165,7 @@ def _sources(run: str, working: bytes | None, tips: list[ledgerref.Tip], committ
     if working is not None:
         found.append(Source("committed" if working == committed else "working", _seq(working, document),
                             _at(working, document), working, committed_seq, epoch=_epoch(working, document),
-                            document=document))
+                            document=document, committed=committed))
     for tip in tips:
         data = published.get(tip.ref)
         if data is None:

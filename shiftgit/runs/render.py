@@ -19,12 +19,17 @@ TEXT_CAP = 200  # characters of recorded text per status line
 
 def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
+    from shiftgit.git import ledgerref
+    from shiftgit.git.notes import NOTES_REF
     from shiftgit.git.sources import collect
+    from shiftgit.ledger.store import ARCHIVE_REF
     from shiftgit.runs.overview import row
 
     runs: list[dict[str, Any]] = []
     run_ids = store.run_ids()
-    records = collect(store, run_ids)  # the newest record of each run (git/sources.py)
+    listing = ledgerref.listing(store.repo, ARCHIVE_REF, NOTES_REF)  # one git process: ledger refs, archive, notes
+    refs = ledgerref.names(listing)
+    records = collect(store, run_ids, listing)  # the newest record of each run (git/sources.py)
     for run in run_ids:
         found = records.get(run, [])
         here = next((source for source in found if source.kind != "published"), None)  # the file, read there
@@ -36,12 +41,14 @@ def status_report(store: Store) -> dict[str, Any]:
                          "error": textsafe.one_line(str(exc), 600)})
             continue
         runs.append({**row(document), **_newest(run, found)})
-    runs += _archived(store, {r["id"] for r in runs})
+    runs += _archived(store, {r["id"] for r in runs}) if ARCHIVE_REF in refs else []
+    noted = NOTES_REF in refs
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
     except ShiftError as exc:
-        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs, **_takeover(store)}
-    return {"active": _active(store), "runs": runs, **_takeover(store)}
+        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs,
+                **_takeover(store, noted)}
+    return {"active": _active(store), "runs": runs, **_takeover(store, noted)}
 
 
 def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
@@ -103,11 +110,12 @@ def _newest(run: str, records: list[Any]) -> dict[str, Any]:
     return entry
 
 
-def _takeover(store: Store) -> dict[str, Any]:
-    """The last background publish, and a hint when this clone never fetched what remotes published."""
+def _takeover(store: Store, noted: bool) -> dict[str, Any]:
+    """The last background publish, and a hint when this clone never fetched what remotes published (`noted`:
+    refs/notes/shift is here, so there is no hint to give)."""
     from shiftgit.git import fetchstate, publish
 
-    return {"publish": publish.last_result(store.repo), "hint": fetchstate.sync_hint(store.repo)}
+    return {"publish": publish.last_result(store.repo), "hint": fetchstate.sync_hint(store.repo, noted)}
 
 
 def status_text(report: dict[str, Any]) -> str:
