@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from shiftgit.digests import hasher
 from shiftgit.git import ledgerref
 from shiftgit.git.notestree import CatFile
 from shiftgit.git.view import RUNS, ledger_path
@@ -145,11 +146,8 @@ def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | Non
 
 def _tree_of(blob: str) -> str:
     """The id of a tree holding one file, `ledger.json` (mode 100644), with blob id BLOB."""
-    import hashlib
-
     body = b"100644 " + ledgerref.FILE.encode() + b"\0" + bytes.fromhex(blob)
-    digest = hashlib.sha256 if len(blob) == 64 else hashlib.sha1
-    return digest(b"tree %d\0" % len(body) + body).hexdigest()
+    return str(hasher(len(blob))(b"tree %d\0" % len(body) + body).hexdigest())  # CPython's own: no OpenSSL
 
 
 def _same_blob(data: bytes | None, blob: str) -> bool:

@@ -136,11 +136,11 @@ def _commits_by_path(repo: Repo, start: str | None, head: str) -> dict[str, list
     return by_path
 
 
-def changes(store: Store, ledger: Ledger, worktree: str, edits: Sequence[FileEntry] | None) -> dict[str, Any]:
-    """Paths changed since the run started: committed (with their commits) and uncommitted."""
-    repo = store.repo
-    rel = store.rel(store.ledger_path(ledger.run))
-    start, head = _start_commit(repo, ledger, rel), repo.head()
+def changes(store: Store, ledger: Ledger, worktree: str, edits: Sequence[FileEntry] | None,
+            head: str | None = None) -> dict[str, Any]:
+    """Paths changed since the run started: committed (with their commits) and uncommitted (`head`: HEAD, if known)."""
+    repo, rel = store.repo, store.rel(store.ledger_path(ledger.run))
+    start, head = _start_commit(repo, ledger, rel), head or repo.head()
     after = {e.path for e in edits or ()}
     committed = repo.diff_trees(start, head) if head and start != head else []
     by_path = _commits_by_path(repo, start, head) if committed and head else {}
@@ -211,7 +211,7 @@ def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry]
 
 
 def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
-           progress: Progress | None = None) -> dict[str, Any]:
+           progress: Progress | None = None, head: str | None = None) -> dict[str, Any]:
     repo = store.repo
     point = ledger.checkpoint
     rel = store.rel(store.ledger_path(ledger.run))
@@ -223,7 +223,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     edits: list[FileEntry] | None = []
     report = None
     if point is not None:
-        state = record.head_state(repo, point, rel)
+        state = record.head_state(repo, point, rel, head)
         escalate += _head_reason(repo, state, point)
         edits = record.edits_since(repo, point, worktree)
         if edits is None:
@@ -276,15 +276,15 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         return _invalid(run, rel, provenance, str(exc))
     chosen = takeover.select(store, run, working, rel, provenance)  # the newest record: here, or published
     ledger = chosen.ledger
-    worktree = (tree or repo.start_worktree_tree()).result()
+    worktree, head = (tree or repo.start_worktree_tree()).result(), repo.head()  # HEAD asked once, here
     if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here
         worktree = takeover.target_tree(store, chosen)
         verdict = takeover.adjust(decide(store, ledger, worktree, False), run, chosen)
     else:
-        verdict = decide(store, ledger, worktree, run_checks, progress)
+        verdict = decide(store, ledger, worktree, run_checks, progress, head)
     verdict = _lease_verdict(store, run, ledger, verdict)
     services = service_entries(ledger)
-    changed = changes(store, ledger, worktree, verdict["edits"])
+    changed = changes(store, ledger, worktree, verdict["edits"], head)
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
                               reasons=verdict["reasons"], services=services, changes=changed,
                               failing=failing_checks(ledger), record=takeover.record_lines(store, chosen),
