@@ -51,7 +51,7 @@ def _main(args: list[str], process: bool) -> int:
             from shiftgit.git.hooks import run_hook
 
             return run_hook(args[1], args[2:])
-    if args[:1] in (["status"], ["show"], ["log"]):  # read-only reports in their plainest forms: no click
+    if args[:1] in (["status"], ["show"], ["log"], ["resume"]):  # reports in their plainest forms: no click
         from shiftgit.cli.quick import main as quick
 
         code = quick(args)

@@ -11,7 +11,9 @@ from conftest import Repo
 CLICK = "import sys; from shiftgit.cli.main import cli; sys.exit(cli.main(args=sys.argv[1:], prog_name='shiftgit'))"
 FORMS = [("status",), ("status", "--json"), ("show",), ("show", "demo"), ("show", "--json"), ("show", "--markdown"),
          ("show", "demo", "--json", "--markdown"), ("log",), ("log", "--json"), ("log", "-n", "2"),
-         ("log", "-n", "1", "--json"), ("show", "nope"), ("show", "BAD RUN"), ("log", "-n", "0"), ("status", "--bogus")]
+         ("log", "-n", "1", "--json"), ("show", "nope"), ("show", "BAD RUN"), ("log", "-n", "0"), ("status", "--bogus"),
+         ("resume", "--no-run"), ("resume", "demo", "--no-run"), ("resume", "--json", "--no-run", "other"),
+         ("resume", "nope", "--no-run"), ("resume", "--no-run", "--no-run")]
 
 
 def both(repo: Repo, args: tuple[str, ...]) -> tuple[subprocess.CompletedProcess[str], ...]:
@@ -43,10 +45,16 @@ def test_a_note_from_discovery_and_an_unreadable_run_read_the_same(busy_repo: Re
         quick, full = both(busy_repo, args)
         assert (quick.returncode, quick.stdout, quick.stderr) == (full.returncode, full.stdout, full.stderr)
     assert both(busy_repo, ("status",))[0].returncode == 1
+    quick = busy_repo.run([sys.executable, "-m", "shiftgit", "resume", "--no-run"])
+    (busy_repo.path / ".git" / "shift" / "active").unlink()  # resume made its pick active: pick again
+    full = busy_repo.run([sys.executable, "-c", CLICK, "resume", "--no-run"])
+    assert (quick.returncode, quick.stdout, quick.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert quick.stderr.startswith("shiftgit: picked run 'demo'"), quick.stderr
 
 
 def test_the_plain_forms_never_import_click(busy_repo: Repo) -> None:
     code = ("import sys; from shiftgit.__main__ import main; codes = [main(a) for a in (['status'], "
-            "['show', '--json'], ['log', '-n', '3'])]; print(codes, 'click' in sys.modules, file=sys.stderr)")
+            "['show', '--json'], ['log', '-n', '3'], ['resume', 'demo', '--no-run'])]; "
+            "print(codes, 'click' in sys.modules, file=sys.stderr)")
     proc = busy_repo.run([sys.executable, "-c", code])
-    assert proc.stderr.strip().endswith("[0, 0, 0] False"), proc.stderr
+    assert proc.stderr.strip().endswith("[0, 0, 0, 0] False"), proc.stderr

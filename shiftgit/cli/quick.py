@@ -1,11 +1,12 @@
-"""The read-only reports `status`, `show` and `log`, and a way to run them without click.
+"""The read-only reports `status`, `show` and `log`, `resume`'s answer, and a way to run them without click.
 
-click's import costs about one Python start-up; these commands are what people and agents run most
-and they only read. `reports.py` (the click commands) prints what these functions return, and
-`__main__` calls `main` first: for the plainest forms of the three (`status [--json]`, `show [RUN]
-[--json|--markdown]`, `log [-n N] [--json]`) it runs them without click. Any other form, `--help`,
-and any error go to the click command line: these commands write nothing, so running one again
-there says exactly what it always said (the one error line, the exit code).
+click's import costs about one Python start-up (and the command line's modules as much again); these
+commands are what people and agents run most and they only read. `reports.py` and `recovery.py` (the
+click commands) print what these functions return, and `__main__` calls `main` first: for the plainest
+forms (`status [--json]`, `show [RUN] [--json|--markdown]`, `log [-n N] [--json]`, `resume [RUN]
+--no-run [--json]`) it runs them without click. Any other form, `--help`, and any error go to the click
+command line: these commands write nothing before they answer (`resume` sets the active run last), so
+running one again there says exactly what it always said (the one error line, the exit code).
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ def show(run: str | None, as_json: bool, markdown: bool) -> Output:
     store = Store.open()
     pick = discover(store, run)
     note = [f"shiftgit: {pick.note}"] if pick.note else []
+    if not (as_json or markdown):  # the checked JSON: no model built (its classes cost a start-up and more)
+        return Output(textsafe.for_terminal(render.summary(store.document(pick.run, migrate=True))), [], before=note)
     ledger = store.read(pick.run)
     if as_json:
         return Output(json_text(ledger.to_dict()), [], before=note)
-    return Output(textsafe.for_terminal(render.markdown(ledger) if markdown else render.summary(ledger)), [],
-                  before=note)
+    return Output(textsafe.for_terminal(render.markdown(ledger)), [], before=note)
 
 
 def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
@@ -56,16 +58,54 @@ def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
     from shiftgit.ledger.store import Store
 
     store = Store.open()
-    refs = timeline.notes_refs(store)  # asked once: the timeline reads them, and the hint needs one of them
+    listing = timeline.listing(store)  # the notes refs and the ledger refs in one git process
+    refs = timeline.notes_refs(store, listing)  # asked once: the timeline reads them, and the hint needs one of them
     if as_json or milestones:
-        entries = timeline.timeline(store, None if milestones else limit, refs)
+        entries = timeline.timeline(store, None if milestones else limit, refs, listing)
         if milestones:
             entries = [e for e in entries if e.get("milestone")][:limit]
         out = json_text(entries) if as_json else timeline.render(entries)
     else:
-        out = timeline.text(store, limit, refs)
+        out = timeline.text(store, limit, refs, listing)
     hint = fetchstate.sync_hint(store.repo, noted=NOTES_REF in refs)
     return Output(out, [f"shiftgit: {hint}"] if hint else [])
+
+
+def resume(run: str | None, as_json: bool) -> Output:
+    """`resume [RUN] --no-run [--json]`: decide from the record alone, brief, make the run active here."""
+    from shiftgit.ledger.store import Store
+
+    store = Store.open()
+    with store.repo.start_worktree_tree() as tree:  # git hashes the work tree while the decision's code loads
+        from shiftgit.recovery import resume as core
+
+        return resumed(core.resume(store, run, run_checks=False, tree=tree), as_json)
+
+
+def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -> Output:
+    """What `resume` prints of its REPORT (with `context`: the saved conversation's text after the briefing)."""
+    from shiftgit import textsafe
+    from shiftgit.recovery import resume as core
+
+    before = [f"shiftgit: {report['picked']}"] if report.get("picked") else []
+    if report.get("take_over"):
+        before.append(f"shiftgit: {_taken_text(report['take_over'])}")
+    if report.get("adopt"):
+        from shiftgit.recovery import takeover
+
+        before.append(f"shiftgit: {takeover.adopt_text(report['adopt'])}")
+    if as_json:
+        out = json_text(report)
+    else:
+        out = textsafe.for_terminal(core.text(report) if context is None else f"{core.text(report)}\n\n{context}")
+    return Output(out, [], core.exit_code(report), before)
+
+
+def _taken_text(taken: dict[str, Any]) -> str:
+    from shiftgit.git.fence import holder_text
+
+    line = f"took over as owner epoch {taken['epoch']} (from {holder_text(taken['from'])})"
+    return line + (f"; {taken['published']}" if taken.get("published") else "; no publish remote: not pushed")
 
 
 def json_text(data: Any) -> str:
@@ -78,7 +118,7 @@ def json_text(data: Any) -> str:
 # -- without click ---------------------------------------------------------------------------
 
 def main(args: list[str]) -> int | None:
-    """Run a plain `status`, `show` or `log` without click; None: the click command line runs it."""
+    """Run a plain `status`, `show`, `log` or `resume --no-run` without click; None: the click command line runs it."""
     call = _plain(args)
     if call is None:
         return None
@@ -111,6 +151,9 @@ def _plain(args: list[str]) -> Any:
         if rest[:1] == ["-n"] and len(rest) in (2, 3) and rest[1].isascii() and rest[1].isdigit() \
                 and int(rest[1]) >= 1 and rest[2:] in ([], ["--json"]):
             return lambda: log(int(rest[1]), False, len(rest) == 3)
+    if name == "resume" and "--no-run" in flags and flags <= {"--no-run", "--json"} and len(words) <= 1 \
+            and len(rest) == len(set(rest)):
+        return lambda: resume(words[0] if words else None, "--json" in flags)
     return None
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from shiftgit.cli import writes
-from shiftgit.cli.common import emit, json_option, options, resolve, terminal
+from shiftgit.cli.common import emit, json_option, options, resolve
 from shiftgit.cli.common import store as _store
 
 verbose_option = options([writes.VERIFY[3]])  # -v, --verbose
@@ -60,37 +60,22 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, take_over: bool, w
       shiftgit sync && shiftgit resume fix-login --adopt
       shiftgit sync && shiftgit resume fix-login --adopt --take-over
     """
+    from shiftgit.cli import quick
     from shiftgit.cli.progress import CheckProgress
+    from shiftgit.cli.reports import echo
     from shiftgit.recovery import resume as core
-    from shiftgit.recovery import takeover
 
     store = _store()
     report = core.resume(store, run_id, run_checks=not no_run, adopt=adopt, take_over=take_over,
                          progress=CheckProgress(verbose))
     writes.verified(store, report["run"], report.get("verify"))
-    if report.get("picked"):
-        click.echo(f"shiftgit: {report['picked']}", err=True)
-    if report.get("take_over"):
-        click.echo(f"shiftgit: {_taken_text(report['take_over'])}", err=True)
-    if report.get("adopt"):
-        click.echo(f"shiftgit: {takeover.adopt_text(report['adopt'])}", err=True)
     if not with_context:
-        emit(report) if as_json else click.echo(terminal(core.text(report)))
-        sys.exit(core.exit_code(report))
+        sys.exit(echo(quick.resumed(report, as_json)))
     saved, note = _saved_context(store, report["run"])
     if as_json:
-        emit({**report, "context": saved})
-    else:
-        text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
-        click.echo(terminal(f"{core.text(report)}\n\n{text}"))
-    sys.exit(core.exit_code(report))
-
-
-def _taken_text(taken: dict[str, Any]) -> str:
-    from shiftgit.git.fence import holder_text
-
-    line = f"took over as owner epoch {taken['epoch']} (from {holder_text(taken['from'])})"
-    return line + (f"; {taken['published']}" if taken.get("published") else "; no publish remote: not pushed")
+        report = {**report, "context": saved}
+    text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
+    sys.exit(echo(quick.resumed(report, as_json, text)))
 
 
 def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:

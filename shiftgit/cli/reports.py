@@ -24,10 +24,10 @@ def status(as_json: bool) -> None:
     """
     from shiftgit.cli import quick
 
-    sys.exit(_print(quick.status(as_json)))
+    sys.exit(echo(quick.status(as_json)))
 
 
-def _print(result: Any) -> int:
+def echo(result: Any) -> int:
     """Print what a report of cli/quick.py returns (the same bytes its click-free path prints); its exit code."""
     for line in result.before:
         click.echo(line, err=True)
@@ -50,7 +50,7 @@ def show(run_id: str | None, as_json: bool, markdown: bool) -> None:
     """
     from shiftgit.cli import quick
 
-    _print(quick.show(run_id, as_json, markdown))
+    echo(quick.show(run_id, as_json, markdown))
 
 
 @click.command()
@@ -98,7 +98,7 @@ def log_command(limit: int | None, milestones: bool, as_json: bool) -> None:
     """
     from shiftgit.cli import quick
 
-    _print(quick.log(limit, milestones, as_json))
+    echo(quick.log(limit, milestones, as_json))
 
 
 # -- notes repair (issue 13: missing notes heal) -------------------------------------------------

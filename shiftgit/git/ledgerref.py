@@ -115,9 +115,21 @@ def claim_commit(repo: Repo, run: str, data: bytes, clone: str | None, parents: 
     return repo.commit_tree(tree, parents, message)
 
 
-def tips(repo: Repo) -> dict[str, list[Tip]]:
-    """Every run's ledger refs here (one git call): this clone's own first, then each remote's fetched copy."""
-    out = repo.git("for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING)
+def listing(repo: Repo, *also: str) -> str:
+    """One `for-each-ref` of the ledger refs and every ref under refs/shift-remote/, and of the refs ALSO names:
+    what `tips` reads, and `names` (a report that needs both asks git once)."""
+    return repo.git("for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING, *also)
+
+
+def names(out: str) -> set[str]:
+    """The refs a `listing` holds."""
+    return {fields[1] for fields in (line.split(SEP) for line in out.split("\n")) if len(fields) == 5}
+
+
+def tips(repo: Repo, out: str | None = None) -> dict[str, list[Tip]]:
+    """Every run's ledger refs here (one git call, or what `listing` gave: OUT): this clone's own first, then each
+    remote's fetched copy."""
+    out = listing(repo) if out is None else out
     found: dict[str, list[Tip]] = {}
     for line in out.split("\n"):  # not splitlines(): it also splits at the \x1e between trailers
         fields = line.split(SEP)

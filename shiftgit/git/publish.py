@@ -11,12 +11,10 @@ process group (git, ssh). Nothing here ever fails the checkpoint.
 
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +109,9 @@ def publish(repo: Repo, remote: str) -> dict[str, Any]:
 
 def record(repo: Repo, remote: str, result: str, detail: str, **extra: Any) -> dict[str, Any]:
     """Keep the last result where `status` and the briefing read it."""
+    import datetime as dt  # here, with socket: `status` and the briefing only read the result
+    import socket
+
     from shiftgit.ledger.store import write_atomic
 
     entry = {"remote": remote, "result": result, "detail": detail[:500], "host": socket.gethostname(),

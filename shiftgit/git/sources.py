@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from shiftgit.digests import hasher
 from shiftgit.git import ledgerref
 from shiftgit.git.notestree import CatFile
 from shiftgit.git.view import RUNS, ledger_path
@@ -46,6 +47,7 @@ class Source(NamedTuple):
     ours: bool = True         # recorded by this clone
     epoch: int = 0            # the owner epoch its lease holds (a newer owner's record wins over a longer one)
     document: dict[str, Any] | None = None  # DATA parsed (None: not JSON); unchecked: `Store.document` checks it
+    committed: bytes | None = None  # working, committed: the bytes HEAD's ledger holds (None: HEAD has none)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "seq": self.seq, "host": self.host, "at": self.at, "ref": self.ref,
@@ -76,12 +78,13 @@ def candidates(store: Store, run: str) -> list[Source]:
     return collect(store, [run])[run]
 
 
-def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
-    """The records of many runs at once: one `for-each-ref` and one `cat-file --batch` in all (HEAD's ledger of
-    each run and every published one); for more than _LISTED runs, one `ls-tree` first, and the cat-file only when
-    a committed ledger differs from the work tree's or a run was published."""
+def collect(store: Store, runs: list[str], listing: str | None = None) -> dict[str, list[Source]]:
+    """The records of many runs at once: one `for-each-ref` (or what `ledgerref.listing` gave: LISTING) and one
+    `cat-file --batch` in all (HEAD's ledger of each run and every published one); for more than _LISTED runs, one
+    `ls-tree` first, and the cat-file only when a committed ledger differs from the work tree's or a run was
+    published."""
     repo = store.repo
-    tips = ledgerref.tips(repo)
+    tips = ledgerref.tips(repo, listing)
     wanted = [(run, tips.get(run, [])) for run in runs]
     working = store.ledger_files(runs)
     at_head = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs] if len(runs) <= _LISTED else []
@@ -99,7 +102,7 @@ def collect(store: Store, runs: list[str]) -> dict[str, list[Source]]:
                     blobs[run], answers[answer[0]] = answer[0], answer[2]
                     same[run] = working[run] == answer[2]
     published = {tip.ref: answers.get(f"{tip.commit}:{ledgerref.FILE}") for _, found in wanted for tip in found}
-    clone = _clone_id(repo) if tips else None
+    clone = clone_id(repo) if tips else None
     out = {}
     for run, found in wanted:
         blob = blobs.get(run)
@@ -148,11 +151,8 @@ def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | Non
 
 def _tree_of(blob: str) -> str:
     """The id of a tree holding one file, `ledger.json` (mode 100644), with blob id BLOB."""
-    import hashlib
-
     body = b"100644 " + ledgerref.FILE.encode() + b"\0" + bytes.fromhex(blob)
-    digest = hashlib.sha256 if len(blob) == 64 else hashlib.sha1
-    return digest(b"tree %d\0" % len(body) + body).hexdigest()
+    return str(hasher(len(blob))(b"tree %d\0" % len(body) + body).hexdigest())  # CPython's own: no OpenSSL
 
 
 def _same_blob(data: bytes | None, blob: str) -> bool:
@@ -168,7 +168,7 @@ def _sources(run: str, working: bytes | None, tips: list[ledgerref.Tip], committ
     if working is not None:
         found.append(Source("committed" if working == committed else "working", _seq(working, document),
                             _at(working, document), working, committed_seq, epoch=_epoch(working, document),
-                            document=document))
+                            document=document, committed=committed))
     for tip in tips:
         data = published.get(tip.ref)
         if data is None:
@@ -224,7 +224,7 @@ def _document(data: bytes | None) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
-def _clone_id(repo: Repo) -> str:
+def clone_id(repo: Repo) -> str:
     """trustdb.clone_id, read without importing trustdb when the id exists (it loads the ledger model,
     more than the agent hooks' briefing may spend)."""
     try:

@@ -17,23 +17,31 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import ShiftError
-from shiftgit.git import handoff
+from shiftgit.git import handoff, ledgerref
 from shiftgit.git.notes import DATA_REF, NOTES_REF
 from shiftgit.git.notestree import CatFile
 from shiftgit.git.notewalk import MAX_ROUND, LazyCatFile, NoteIndex, history, named
-from shiftgit.git.view import ledger_path, parse_json
+from shiftgit.git.view import parse_json
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env
 
+if TYPE_CHECKING:
+    from shiftgit.git.sources import Source
 
-def notes_refs(store: Store) -> list[str]:
-    """The notes refs there are to read, in one `for-each-ref`: the machine records (ours, then each remote's
-    copy under refs/shift-remote/<remote>/notes/), then the human notes the same way (sync.notes_refs' order)."""
-    out = store.repo.git("for-each-ref", "--format=%(refname)", DATA_REF, NOTES_REF, "refs/shift-remote/").split()
+
+def listing(store: Store) -> str:
+    """What `log` asks of the refs, in one `for-each-ref`: the notes refs and the ledger refs (git/ledgerref.py)."""
+    return ledgerref.listing(store.repo, DATA_REF, NOTES_REF)
+
+
+def notes_refs(store: Store, refs_listing: str | None = None) -> list[str]:
+    """The notes refs there are to read (in `refs_listing`, else `listing`): the machine records (ours, then each
+    remote's copy under refs/shift-remote/<remote>/notes/), then the human notes the same way (as sync.notes_refs)."""
+    out = ledgerref.names(listing(store) if refs_listing is None else refs_listing)
     fetched = sorted(r for r in out if r.startswith("refs/shift-remote/"))
     return ([r for r in (DATA_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift-data")]
             + [r for r in (NOTES_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift")])
@@ -42,28 +50,37 @@ def notes_refs(store: Store) -> list[str]:
 Point = tuple[str, Mapping[str, Any], Mapping[str, Any], bool]  # commit, checkpoint, its record, note lost
 
 
-def timeline(store: Store, limit: int | None = None, refs: list[str] | None = None) -> list[dict[str, Any]]:
+def timeline(store: Store, limit: int | None = None, refs: list[str] | None = None,
+             refs_listing: str | None = None) -> list[dict[str, Any]]:
     """Checkpoints, newest first: uncommitted ones (no `commit`), then those the notes of HEAD's history hold
-    (`refs`: what notes_refs(store) says, when the caller asked it already)."""
-    head, entries = _uncommitted(store)
+    (`refs`: what notes_refs(store) says, when the caller asked it already; `refs_listing`: what `listing` said)."""
+    head, entries = _uncommitted(store, refs_listing)
     entries += [entry(point, commit, document, lost) for commit, point, document, lost
                 in _committed(store, head, entries, limit, refs)]
     return entries[:limit] if limit is not None else entries
 
 
-def text(store: Store, limit: int | None = None, refs: list[str] | None = None) -> str:
-    """What `render(timeline(store, limit, refs))` prints, without building the entries of committed checkpoints."""
-    head, entries = _uncommitted(store)
+def text(store: Store, limit: int | None = None, refs: list[str] | None = None,
+         refs_listing: str | None = None) -> str:
+    """What `render(timeline(store, limit, ...))` prints, without building the entries of committed checkpoints."""
+    head, entries = _uncommitted(store, refs_listing)
     lines = [_entry_line(e) for e in entries[:limit]]
     lines += [_line(commit, point, lost) for commit, point, _, lost in _committed(store, head, entries, limit, refs)]
     return "\n".join(lines) if lines else EMPTY
 
 
-def _uncommitted(store: Store) -> tuple[str | None, list[dict[str, Any]]]:
-    """HEAD, and the checkpoints no commit of it carries yet: published ones, then the working ledgers'."""
+def _uncommitted(store: Store, refs_listing: str | None) -> tuple[str | None, list[dict[str, Any]]]:
+    """HEAD, and the checkpoints no commit of it carries yet: published ones, then the working ledgers' (the
+    records of every run read once, git/sources.py: HEAD's ledgers and the published ones)."""
     head = store.repo.head()
-    entries = _working(store, head)
-    return head, _published(store, {e["id"] for e in entries}) + entries
+    runs = store.run_ids()
+    if not runs:
+        return head, []
+    from shiftgit.git.sources import collect
+
+    records = collect(store, runs, refs_listing)
+    entries = _working(store, head, records)
+    return head, _published(records, {e["id"] for e in entries}) + entries
 
 
 def _committed(store: Store, head: str | None, entries: list[dict[str, Any]], limit: int | None,
@@ -162,12 +179,12 @@ def _notes(cat: CatFile, commits: list[str], local: Mapping[str, dict[str, Any]]
                 yield commit, documents[0] if len(documents) == 1 else handoff.merged(documents)
 
 
-def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
+def _working(store: Store, head: str | None, records: Mapping[str, list[Source]]) -> list[dict[str, Any]]:
     """Checkpoints of the working ledgers that HEAD's committed ledgers do not carry."""
-    runs = store.run_ids()
-    committed = _committed_checkpoints(store, runs) if head and runs else {}
+    committed = {run: _checkpoint_id(found[0].committed) for run, found in records.items()
+                 if head and found and found[0].kind != "published"}
     entries = []
-    for run in runs:
+    for run in records:
         try:  # the checked JSON, no model: what entry() reads is there (a left-out key reads as its default)
             point = store.document(run, migrate=True).get("checkpoint")
         except ShiftError:
@@ -177,17 +194,14 @@ def _working(store: Store, head: str | None) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: str(e.get("at")), reverse=True)
 
 
-def _published(store: Store, seen: set[Any]) -> list[dict[str, Any]]:
+def _published(records: Mapping[str, list[Source]], seen: set[Any]) -> list[dict[str, Any]]:
     """Checkpoints published (by another machine, or before this work tree's ledger went back) that are newer
     than the work tree's ledger: the newest record of their run (git/sources.py)."""
-    runs = store.run_ids()
-    if not runs:
-        return []
-    from shiftgit.git.sources import collect, pick
+    from shiftgit.git.sources import pick
 
     entries = []
-    for run, records in collect(store, runs).items():
-        best = pick(records)
+    for run, found in records.items():
+        best = pick(found)
         source = best if best is not None and best.kind == "published" else None
         point = handoff.checkpoint_of(parse_json(source.data)) if source is not None else None
         if source is not None and point and point.get("id") not in seen:
@@ -196,14 +210,10 @@ def _published(store: Store, seen: set[Any]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: str(e.get("at")), reverse=True)
 
 
-def _committed_checkpoints(store: Store, runs: list[str]) -> dict[str, Any]:
-    with CatFile(store.repo.root, clean_env()) as cat:
-        answers = cat.get([f"HEAD:{ledger_path(run)}" for run in runs])
-    out = {}
-    for run, answer in zip(runs, answers, strict=True):
-        point = handoff.checkpoint_of(parse_json(answer[2]) if answer else None)
-        out[run] = point.get("id") if point else None
-    return out
+def _checkpoint_id(data: bytes | None) -> Any:
+    """The id of the checkpoint a ledger's bytes hold (None: none, or no bytes)."""
+    point = handoff.checkpoint_of(parse_json(data) if data is not None else None)
+    return point.get("id") if point else None
 
 
 def entry(point: Mapping[str, Any], commit: str | None, document: Mapping[str, Any] | None,

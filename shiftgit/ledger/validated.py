@@ -112,8 +112,12 @@ def _trim(target: str) -> None:
 
 
 def is_known(git_dir: str | Path, data: bytes) -> bool:
-    """Whether these exact bytes were validated (or written) by shiftgit in this worktree."""
-    return blob_id(data) in known(git_dir)
+    """Whether these exact bytes were validated (or written) by shiftgit in this worktree. An id this process read
+    in the file stays true (bytes checked once are valid for good; a trim only forgets): the file is looked at
+    again only for an id not seen in it yet (`status` asks once per run)."""
+    oid = blob_id(data)
+    hit = _READ.get(_file(git_dir))
+    return (hit is not None and oid in hit[1]) or oid in known(git_dir)
 
 
 def is_written(git_dir: str | Path, data: bytes) -> bool:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit import textsafe
-from shiftgit.effects.runner import safe_to_repeat
 from shiftgit.git.record import Provenance
 from shiftgit.ledger.checkstates import check_states
 from shiftgit.ledger.model import Check, Checkpoint, Ledger
@@ -120,7 +119,7 @@ def _sections(ledger: Ledger, services: Sequence[Mapping[str, Any]]) -> dict[str
     items = {name: list(getattr(point, name)) if point else [] for name in ("done", "doing", "blocked", "questions")}
     evidence = [state_line(entry) for entry in check_states(ledger)]
     effects = [f"{_name(e.key)} ({_name(e.kind)}): {_name(e.state)}, {_name(e.reversibility)}, safe to repeat: "
-               f"{_yes(safe_to_repeat(e))}" + _external(e) for e in ledger.effects]
+               f"{_safe(e)}" + _external(e) for e in ledger.effects]
     effects += [f"approval for {_name(a.key)}: {_name(a.state)}" + (f" ({quote(a.reason)})" if a.reason else "")
                 for a in ledger.approvals]
     decisions = [quote(d.text) + (f" because {quote(d.rationale)}" if d.rationale else "")
@@ -346,5 +345,6 @@ def _name(value: object) -> str:
     return textsafe.one_line(str(value), LINE_CAP)
 
 
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
+def _safe(effect: Any) -> str:
+    from shiftgit.effects.runner import safe_to_repeat  # it loads a dozen modules: only when there are effects
+    return "yes" if safe_to_repeat(effect) else "no"

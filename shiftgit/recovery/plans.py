@@ -9,21 +9,24 @@ that cannot run (untrusted, missing) escalates too, since nobody can say the con
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import Refused, ShiftError
-from shiftgit.ledger import trustdb
-from shiftgit.ledger.model import Ledger
-from shiftgit.ledger.secrets import redact
-from shiftgit.ledger.store import Store
+
+if TYPE_CHECKING:  # trust and the secret scanner load only when a command runs: never for `resume --no-run`
+    from shiftgit.ledger.model import Ledger
+    from shiftgit.ledger.store import Store
+    from shiftgit.ledger.trustdb import Command
 
 TIMEOUT_S = 120.0
 TAIL = 400
 
 
-def commands(ledger: Ledger) -> list[trustdb.Command]:
+def commands(ledger: Ledger) -> list[Command]:
     """The plan's commands as trust sees them (for `shiftgit trust`)."""
+    from shiftgit.ledger import trustdb
+
     out = []
     for kind, texts in (("inspect", ledger.contract.inspect), ("escalate-when", ledger.contract.escalate_when)):
         for text in texts:
@@ -63,6 +66,8 @@ def run_plan(store: Store, ledger: Ledger, run_checks: bool) -> dict[str, Any]:
 def _run(store: Store, run: str, text: str, run_checks: bool) -> dict[str, Any]:
     from shiftgit.effects.probes import require_trusted
     from shiftgit.evidence.runner import run as run_command
+    from shiftgit.ledger import trustdb
+    from shiftgit.ledger.secrets import redact
 
     entry: dict[str, Any] = {"command": text, "status": "not_run", "exit_code": None, "output": ""}
     argv = _split(text)

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
-from shiftgit.effects.liveness import liveness
 from shiftgit.errors import LedgerError
 from shiftgit.git import record
 from shiftgit.ledger.checkstates import check_states
@@ -22,7 +21,7 @@ from shiftgit.ledger.model import Checkpoint, Effect, Ledger
 from shiftgit.ledger.store import Store
 from shiftgit.recovery import decisions, plans, takeover
 from shiftgit.recovery.briefing import build_briefing
-from shiftgit.repo import FileEntry, Repo
+from shiftgit.repo import FileEntry, Repo, TreeBuild
 from shiftgit.runs.contract import location
 from shiftgit.runs.memory import standing_rules
 from shiftgit.runs.reviews import awaiting_reasons
@@ -42,15 +41,15 @@ def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
 
 
 def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = False, take_over: bool = False,
-           progress: Progress | None = None) -> dict[str, Any]:
+           progress: Progress | None = None, tree: TreeBuild | None = None) -> dict[str, Any]:
     """Decide and brief (after adopting a newer published record, with `adopt`; after starting a new owner
-    epoch here, with `take_over`); make the run active here."""
+    epoch here, with `take_over`); make the run active here. `tree`: the work tree's, begun early (not with `adopt`)."""
     from shiftgit.runs import lease
 
     pick = Pick(run, "named") if adopt and run and not store.exists(run) else discover(store, run)
     adopted = takeover.adopt(store, pick.run) if adopt else None
     taken = lease.take_over(store, pick.run) if take_over else None
-    report = build_report(store, pick.run, run_checks, progress=progress)
+    report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
     if taken is not None:
         report["take_over"] = taken
     if pick.note:
@@ -83,6 +82,8 @@ def service_entries(ledger: Ledger) -> list[dict[str, Any]]:
 
 
 def _service_entry(effect: Effect) -> dict[str, Any]:
+    from shiftgit.effects.liveness import liveness  # socket and /proc: only for a recorded service
+
     identity = _identity(effect)
     state = liveness(effect.pid, effect.port, identity)
     return {"name": effect.name or effect.key, "key": effect.key, "pid": effect.pid, "port": effect.port,
@@ -135,11 +136,11 @@ def _commits_by_path(repo: Repo, start: str | None, head: str) -> dict[str, list
     return by_path
 
 
-def changes(store: Store, ledger: Ledger, worktree: str, edits: Sequence[FileEntry] | None) -> dict[str, Any]:
-    """Paths changed since the run started: committed (with their commits) and uncommitted."""
-    repo = store.repo
-    rel = store.rel(store.ledger_path(ledger.run))
-    start, head = _start_commit(repo, ledger, rel), repo.head()
+def changes(store: Store, ledger: Ledger, worktree: str, edits: Sequence[FileEntry] | None,
+            head: str | None = None) -> dict[str, Any]:
+    """Paths changed since the run started: committed (with their commits) and uncommitted (`head`: HEAD, if known)."""
+    repo, rel = store.repo, store.rel(store.ledger_path(ledger.run))
+    start, head = _start_commit(repo, ledger, rel), head or repo.head()
     after = {e.path for e in edits or ()}
     committed = repo.diff_trees(start, head) if head and start != head else []
     by_path = _commits_by_path(repo, start, head) if committed and head else {}
@@ -210,7 +211,7 @@ def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry]
 
 
 def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
-           progress: Progress | None = None) -> dict[str, Any]:
+           progress: Progress | None = None, head: str | None = None) -> dict[str, Any]:
     repo = store.repo
     point = ledger.checkpoint
     rel = store.rel(store.ledger_path(ledger.run))
@@ -222,7 +223,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     edits: list[FileEntry] | None = []
     report = None
     if point is not None:
-        state = record.head_state(repo, point, rel)
+        state = record.head_state(repo, point, rel, head)
         escalate += _head_reason(repo, state, point)
         edits = record.edits_since(repo, point, worktree)
         if edits is None:
@@ -263,8 +264,9 @@ def _resume_reasons(point: Checkpoint | None, notes: list[str], run_checks: bool
     return reasons
 
 
-def build_report(store: Store, run: str, run_checks: bool, progress: Progress | None = None) -> dict[str, Any]:
-    """The `resume --json` report for `run`, without printing or changing anything."""
+def build_report(store: Store, run: str, run_checks: bool, progress: Progress | None = None,
+                 tree: TreeBuild | None = None) -> dict[str, Any]:
+    """The `resume --json` report for `run`, without printing or changing anything (`tree`: see `resume`)."""
     repo = store.repo
     rel = store.rel(store.ledger_path(run))
     provenance = record.ledger_provenance(repo, rel)
@@ -274,15 +276,15 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
         return _invalid(run, rel, provenance, str(exc))
     chosen = takeover.select(store, run, working, rel, provenance)  # the newest record: here, or published
     ledger = chosen.ledger
-    worktree = repo.worktree_tree()
+    worktree, head = (tree or repo.start_worktree_tree()).result(), repo.head()  # HEAD asked once, here
     if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here
         worktree = takeover.target_tree(store, chosen)
         verdict = takeover.adjust(decide(store, ledger, worktree, False), run, chosen)
     else:
-        verdict = decide(store, ledger, worktree, run_checks, progress)
+        verdict = decide(store, ledger, worktree, run_checks, progress, head)
     verdict = _lease_verdict(store, run, ledger, verdict)
     services = service_entries(ledger)
-    changed = changes(store, ledger, worktree, verdict["edits"])
+    changed = changes(store, ledger, worktree, verdict["edits"], head)
     briefing = build_briefing(ledger, chosen.where, chosen.provenance, decision=verdict["decision"],
                               reasons=verdict["reasons"], services=services, changes=changed,
                               failing=failing_checks(ledger), record=takeover.record_lines(store, chosen),

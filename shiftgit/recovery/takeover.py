@@ -22,7 +22,6 @@ from shiftgit.git.sources import Source
 from shiftgit.ledger.model import Ledger
 from shiftgit.ledger.schema import parse_ledger
 from shiftgit.ledger.store import Store
-from shiftgit.recovery import rollback
 from shiftgit.repo import clean_env
 
 
@@ -111,6 +110,8 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
         seq = newest.seq if newest else 0
         return {"adopted": False, "detail": f"nothing to adopt: this work tree's ledger (checkpoint #{seq}) is the "
                                             "newest record of the run here (`shiftgit sync` fetches newer ones)"}
+    from shiftgit.recovery import rollback  # here: the git side of a restore is no part of `resume --no-run`
+
     ledger = _keep_newer_lease(parse_ledger(newest.data, f"{newest.ref}:ledger.json"), old)
     point = ledger.checkpoint
     assert point is not None  # newer than the working ledger, so it holds a checkpoint

@@ -45,7 +45,7 @@ class Ticket(NamedTuple):
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """This writer: host, clone, work tree, the calling process (the agent or shell), its agent session."""
-    from shiftgit.ledger.trustdb import clone_id
+    from shiftgit.git.sources import clone_id  # read without trustdb (and the model) when it exists
 
     env = os.environ if environ is None else environ
     session = next((env[name] for name in SESSION_VARS if env.get(name)), None)

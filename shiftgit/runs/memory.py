@@ -19,7 +19,6 @@ from shiftgit.errors import LedgerError, UsageError
 from shiftgit.ledger.canonical import canonical_bytes
 from shiftgit.ledger.files import write_atomic
 from shiftgit.ledger.store import Store
-from shiftgit.runs.archive import parse_since
 from shiftgit.runs.contract import now_iso
 
 MEMORY_VERSION = 1
@@ -62,6 +61,8 @@ def promote(store: Store, which: str, by: str | None, until: str | None = None,
     """Copy one constraint (by id, or exact text) into memory, approved by a named person."""
     if not by or not by.strip():
         raise UsageError("nothing enters memory without a named approver: add --by WHO; nothing was written")
+    from shiftgit.runs.archive import parse_since  # archive loads shutil and the renderer: a write needs it
+
     expires = parse_since(until) if until else None
     if expires is not None and expires <= now_iso():
         raise UsageError(f"--until {until} is already past; give a future date; nothing was written")

@@ -19,12 +19,17 @@ TEXT_CAP = 200  # characters of recorded text per status line
 
 def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
+    from shiftgit.git import ledgerref
+    from shiftgit.git.notes import NOTES_REF
     from shiftgit.git.sources import collect
+    from shiftgit.ledger.store import ARCHIVE_REF
     from shiftgit.runs.overview import row
 
     runs: list[dict[str, Any]] = []
     run_ids = store.run_ids()
-    records = collect(store, run_ids)  # the newest record of each run (git/sources.py)
+    listing = ledgerref.listing(store.repo, ARCHIVE_REF, NOTES_REF)  # one git process: ledger refs, archive, notes
+    refs = ledgerref.names(listing)
+    records = collect(store, run_ids, listing)  # the newest record of each run (git/sources.py)
     for run in run_ids:
         found = records.get(run, [])
         here = next((source for source in found if source.kind != "published"), None)  # the file, read there
@@ -36,12 +41,14 @@ def status_report(store: Store) -> dict[str, Any]:
                          "error": textsafe.one_line(str(exc), 600)})
             continue
         runs.append({**row(document), **_newest(run, found)})
-    runs += _archived(store, {r["id"] for r in runs})
+    runs += _archived(store, {r["id"] for r in runs}) if ARCHIVE_REF in refs else []
+    noted = NOTES_REF in refs
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
     except ShiftError as exc:
-        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs, **_takeover(store)}
-    return {"active": _active(store), "runs": runs, **_takeover(store)}
+        return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs,
+                **_takeover(store, noted)}
+    return {"active": _active(store), "runs": runs, **_takeover(store, noted)}
 
 
 def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
@@ -103,11 +110,12 @@ def _newest(run: str, records: list[Any]) -> dict[str, Any]:
     return entry
 
 
-def _takeover(store: Store) -> dict[str, Any]:
-    """The last background publish, and a hint when this clone never fetched what remotes published."""
+def _takeover(store: Store, noted: bool) -> dict[str, Any]:
+    """The last background publish, and a hint when this clone never fetched what remotes published (`noted`:
+    refs/notes/shift is here, so there is no hint to give)."""
     from shiftgit.git import fetchstate, publish
 
-    return {"publish": publish.last_result(store.repo), "hint": fetchstate.sync_hint(store.repo)}
+    return {"publish": publish.last_result(store.repo), "hint": fetchstate.sync_hint(store.repo, noted)}
 
 
 def status_text(report: dict[str, Any]) -> str:
@@ -140,19 +148,6 @@ def status_text(report: dict[str, Any]) -> str:
     return "\n".join([*lines, *tail])
 
 
-def _attention(ledger: Ledger) -> dict[str, Any]:
-    """Spend against budgets, and what waits for a human: unknown effects, pending approvals (as `status`
-    says them from the JSON: runs/overview.py)."""
-    from shiftgit.ledger import budgets
-    from shiftgit.runs import overview
-
-    spend = ledger.spend.to_dict()
-    limits = {k: v for k, v in ledger.contract.budgets.to_dict().items() if v is not None}
-    return {"spend": spend, "budgets": limits, "budget_exhausted": budgets.exhausted_in(limits, spend),
-            "unknown_effects": overview.unknown([(e.key, e.state, e.runner) for e in ledger.effects]),
-            "pending_approvals": [a.key for a in ledger.approvals if a.state == "requested"]}
-
-
 def _attention_lines(run: dict[str, Any]) -> list[str]:
     spend = run["spend"]
     out = []
@@ -167,37 +162,50 @@ def _attention_lines(run: dict[str, Any]) -> list[str]:
     return out
 
 
-def summary(ledger: Ledger) -> str:
-    point = ledger.checkpoint
-    lines = [f"run {ledger.run} ({ledger.status})", f"  goal: {ledger.contract.goal}",
-             f"  stop when: {ledger.contract.stop_when}"]
-    lines += [f"  constraint {c.id}: {c.text}" for c in ledger.active_constraints()]
+def summary(document: Mapping[str, Any]) -> str:
+    """`show`'s text from the ledger's checked JSON (`Store.document`), as runs/overview.py reads it for `status`:
+    what a record leaves out is the model's default; the model is built only to judge effects and approvals."""
+    contract, point = document["contract"], document.get("checkpoint")
+    lines = [f"run {document['run']} ({document.get('status', 'active')})", f"  goal: {contract['goal']}",
+             f"  stop when: {contract['stop_when']}"]
+    lines += [f"  constraint {c['id']}: {c['text']}" for c in document.get("constraints") or ()
+              if c.get("status", "active") == "active"]
     if point:
-        lines.append(f"  checkpoint #{point.seq} on {(point.base or 'no commit')[:12]}: {point.step or ''}")
-        if point.next.action:
-            lines.append(f"  next: {point.next.action}" + (f" (done when {point.next.done_when})"
-                                                           if point.next.done_when else ""))
-        for check in point.checks:
-            lines.append(f"  check {check.name}: exit {check.exit_code}" + ("" if check.fresh else " (stale)"))
-    if ledger.pending_checks:
-        lines.append(f"  {len(ledger.pending_checks)} check(s) since the last checkpoint")
-    if ledger.stop:
-        lines.append(f"  stopped: {ledger.stop.reason} {ledger.stop.detail or ''}".rstrip())
-    lines += _effect_lines(ledger)
+        lines.append(f"  checkpoint #{point['seq']} on {(point.get('base') or 'no commit')[:12]}: "
+                     f"{point.get('step') or ''}")
+        then = point.get("next") or {}
+        if then.get("action"):
+            lines.append(f"  next: {then['action']}" + (f" (done when {then['done_when']})"
+                                                         if then.get("done_when") else ""))
+        for check in point.get("checks") or ():
+            lines.append(f"  check {check['name']}: exit {check.get('exit_code')}"
+                         + ("" if check.get("fresh") else " (stale)"))
+    if document.get("pending_checks"):
+        lines.append(f"  {len(document['pending_checks'])} check(s) since the last checkpoint")
+    stop = document.get("stop")
+    if stop:
+        lines.append(f"  stopped: {stop['reason']} {stop.get('detail') or ''}".rstrip())
+    lines += _effect_lines(document)
     return "\n".join(lines)
 
 
-def _effect_lines(ledger: Ledger) -> list[str]:
+def _effect_lines(document: Mapping[str, Any]) -> list[str]:
+    from shiftgit.runs import overview
+
     out = []
-    if ledger.effects:  # imported only when there is something to say (show is run often)
+    if document.get("effects"):  # imported only when there is something to say (show is run often)
         from shiftgit.effects import runner as effects
+        from shiftgit.ledger.model import Effect
 
-        out += [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}" for e in ledger.effects]
-    if ledger.approvals:
+        out += [f"  effect {e.key} ({e.kind}, {e.reversibility}): {effects.state_of(e)}"
+                for e in map(Effect.from_dict, document["effects"])]
+    if document.get("approvals"):
         from shiftgit.effects import approvals
+        from shiftgit.ledger.model import Approval
 
-        out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in ledger.approvals]
-    out += [f"  {line}" for line in _attention_lines(_attention(ledger)) if not line.startswith("effect outcome")]
+        out += [f"  approval {a.key}: {approvals.state_of(a)}" for a in map(Approval.from_dict, document["approvals"])]
+    out += [f"  {line}" for line in _attention_lines(overview.row(dict(document)))
+            if not line.startswith("effect outcome")]
     return out
 
 
