@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 def _leave(code: int) -> NoReturn:
     """Exit at once, the answer flushed. An agent hook's process has closed the files it wrote, joined its threads
     and detached its background job by now; tearing down the modules it imported (interpreter finalization) cost it
-    another 20-150 ms at load 5 here, against 5-30 ms this way: a fifth to a half of a Python start-up."""
+    another 20-150 ms at load 5 here, against 5-30 ms this way: a fifth to a half of a Python start-up. A git hook's
+    process has closed its files and waited for its git processes too, and `git commit` waits for it."""
     import os
 
     for stream in (sys.stdout, sys.stderr):
@@ -73,11 +74,16 @@ def _leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def hook_main(args: list[str]) -> int:
-    """`shiftgit hook ARGS` as the git hook shims run it: under `python -S`, site loads on first need."""
+def hook_main(args: list[str]) -> NoReturn:
+    """`shiftgit hook ARGS` as the git hook shims run it: under `python -S`, site loads on first need.
+    The process exits here, as soon as the hook is done (see `_leave`: git waits for it)."""
     if sys.flags.no_site and _LateSite not in sys.meta_path:
         sys.meta_path.append(_LateSite)
-    return main(["hook", *args])
+    if args[:1] == ["pre-commit"]:  # the shim's post-commit wakes what the gate leaves waiting (git/waiter.py)
+        from shiftgit.git import waiter
+
+        waiter.ENABLED = True
+    _leave(main(["hook", *args]))
 
 
 class _LateSite:

@@ -124,15 +124,22 @@ def post_commit(environ: Mapping[str, str] | None = None) -> bool:
     prepared = read_prepared(gitdir) if gitdir and os.path.isfile(".shift/config.json") else None
     if prepared is None:
         return False
-    git_env = {k: v for k, v in env.items() if k not in _REPO_VARS}
-    git_env["LC_ALL"] = "C"
     lines, note, data = prepared
     diff = env.get(DIFF_VAR)
     found = parse_diff(diff) if diff is not None else None
     if diff is not None and (found is None or found[1] != lines):
         return False
+    return write_checked(lines, note, data, env, found[0] if found else None)
+
+
+def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, str],
+                  commit: str | None = None) -> bool:
+    """Write a prepared note on HEAD when its key is what HEAD changed (read from HEAD's trees unless the shim's
+    diff named `commit` with that key); False: nothing done. Also git/waiter.py's child, once woken."""
+    git_env = {k: v for k, v in environ.items() if k not in _REPO_VARS}
+    git_env["LC_ALL"] = "C"
     try:
-        return _write(found[0] if found else None, lines, note.encode("utf-8"), data.encode("utf-8"), git_env)
+        return _write(commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env)
     except (OSError, ValueError):
         return False
 
