@@ -94,13 +94,16 @@ def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Calla
             os.dup2(null, fd)
         os.close(null)
         prepared = work()
-        if prepared is not None and _woken(commit_pid, go_fd):
+        if prepared is None:
+            return
+        from shiftgit.git import quicknote
+
+        cat = quicknote.cat_file(os.environ)  # started now, while git writes the commit: one process less to wait for
+        if _woken(commit_pid, go_fd):
             _remove(wait)
             _remove(go)
-            from shiftgit.git import quicknote
-
             lines, note, data = prepared
-            if quicknote.write_checked(lines, note, data, os.environ):
+            if quicknote.write_checked(lines, note, data, os.environ, cat=cat):
                 os.write(answer_fd, WRITTEN)
     except BaseException:  # noqa: BLE001 - the shim goes the usual way on any answer but WRITTEN
         code = 1
