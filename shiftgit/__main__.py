@@ -79,10 +79,14 @@ def hook_main(args: list[str]) -> NoReturn:
     The process exits here, as soon as the hook is done (see `_leave`: git waits for it)."""
     if sys.flags.no_site and _LateSite not in sys.meta_path:
         sys.meta_path.append(_LateSite)
-    if args[:1] == ["pre-commit"]:  # the shim's post-commit wakes what the gate leaves waiting (git/waiter.py)
-        from shiftgit.git import waiter
+    if args[:1] == ["pre-commit"]:
+        import os
 
-        waiter.ENABLED = True
+        from shiftgit.git import rawgit, waiter
+
+        waiter.ENABLED = True  # the shim's post-commit wakes what the gate leaves waiting
+        if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
+            rawgit.prestart([["cat-file", "--batch"], rawgit.STAGED], rawgit.hook_env(os.environ))
     _leave(main(["hook", *args]))
 
 
