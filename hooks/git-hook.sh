@@ -51,17 +51,6 @@ case $hook in
             exit 0  # a squash merge makes no commit
         fi
         unset SHIFT_HOOK_DIFF
-        for wait in "$gitdir/shift/wait-$PPID-"*; do
-            # the gate of this `git commit` (same parent pid) passed and left a process (its pid ends the
-            # name) waiting to write this commit's note (shiftgit/git/waiter.py): wake it, await its answer
-            [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ] && [ -p "$wait" ] || break
-            { read -r pid < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
-            kill -0 "${wait##*-}" 2>/dev/null || break
-            answer=
-            { echo go >&4; read -r answer <&3; } 2>/dev/null 3<"$wait" 4<>"$gitdir/shift/go-${wait##*/wait-}"
-            [ "$answer" != written ] || exit 0
-            break
-        done
         if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ]; then
             # the pre-commit hook of this `git commit` (same parent pid) saw no ledger staged: the
             # commit changed none (an amend's changes against the new parent are post-rewrite's)
@@ -70,6 +59,17 @@ case $hook in
                 { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
                 [ "$pid" != "$PPID" ] || exit 0
             fi
+            # ... or its gate passed and left a process (its pid ends the name) waiting to write this
+            # commit's note (shiftgit/git/waiter.py): wake it, await its answer
+            for wait in "$gitdir/shift/wait-$PPID-"*; do
+                [ -p "$wait" ] || break
+                { read -r pid < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
+                kill -0 "${wait##*-}" 2>/dev/null || break
+                answer=
+                { echo go >&4; read -r answer <&3; } 2>/dev/null 3<"$wait" 4<>"$gitdir/shift/go-${wait##*/wait-}"
+                [ "$answer" != written ] || exit 0
+                break
+            done
             # ... or its gate passed and prepared the note: Python checks it against the commit's trees
             if [ -s "$gitdir/shift/handoff" ]; then
                 read -r _ _ _ pid _ < "$gitdir/shift/handoff"
