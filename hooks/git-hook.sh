@@ -59,6 +59,17 @@ case $hook in
                 { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
                 [ "$pid" != "$PPID" ] || exit 0
             fi
+            # ... or its gate passed and left a process (its pid ends the name) waiting to write this
+            # commit's note (shiftgit/git/waiter.py): wake it, await its answer
+            for wait in "$gitdir/shift/wait-$PPID-"*; do
+                [ -p "$wait" ] || break
+                { read -r pid < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
+                kill -0 "${wait##*-}" 2>/dev/null || break
+                answer=
+                { echo go >&4; read -r answer <&3; } 2>/dev/null 3<"$wait" 4<>"$gitdir/shift/go-${wait##*/wait-}"
+                [ "$answer" != written ] || exit 0
+                break
+            done
             # ... or its gate passed and prepared the note: Python checks it against the commit's trees
             if [ -s "$gitdir/shift/handoff" ]; then
                 read -r _ _ _ pid _ < "$gitdir/shift/handoff"

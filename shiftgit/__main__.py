@@ -76,7 +76,8 @@ def _main(args: list[str], process: bool) -> int:
 def _leave(code: int) -> NoReturn:
     """Exit at once, the answer flushed. An agent hook's process has closed the files it wrote, joined its threads
     and detached its background job by now; tearing down the modules it imported (interpreter finalization) cost it
-    another 20-150 ms at load 5 here, against 5-30 ms this way: a fifth to a half of a Python start-up."""
+    another 20-150 ms at load 5 here, against 5-30 ms this way: a fifth to a half of a Python start-up. A git hook's
+    process has closed its files and waited for its git processes too, and `git commit` waits for it."""
     import os
 
     for stream in (sys.stdout, sys.stderr):
@@ -87,12 +88,20 @@ def _leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def hook_main(args: list[str]) -> int:
-    """`shiftgit hook ARGS` as the git hook shims and the agent hook launcher run it: under `python -S`, site loads on
-    first need."""
+def hook_main(args: list[str]) -> NoReturn:
+    """`shiftgit hook ARGS` as the git hook shims and the agent hook launcher run it: under `python -S`, site loads
+    on first need. The process exits here, as soon as the hook is done (see `_leave`: git or the agent waits for it)."""
     if sys.flags.no_site and _LateSite not in sys.meta_path:
         sys.meta_path.append(_LateSite)
-    return _main(["hook", *args], True)
+    if args[:1] == ["pre-commit"]:
+        import os
+
+        from shiftgit.git import rawgit, waiter
+
+        waiter.ENABLED = True  # the shim's post-commit wakes what the gate leaves waiting
+        if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
+            rawgit.prestart([["cat-file", "--batch"], rawgit.STAGED], rawgit.hook_env(os.environ))
+    _leave(_main(["hook", *args], True))
 
 
 class _LateSite:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, handoff
+from shiftgit.git import fence, gate, handoff, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.view import Objects
@@ -85,16 +85,23 @@ def pre_commit(ctx: Context) -> int:
     if problems:
         ctx.say(gate.render(staging, problems))
         return 1
-    _remember_validated(gitdir, staging)
     ledger = staging.ledgers[run]
     _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
-    _prepare_note(gitdir, staging, changes)
+
+    def rest() -> tuple[list[str], str, str] | None:
+        _remember_validated(gitdir, staging)
+        return _prepare_note(gitdir, staging, changes)
+
+    if not waiter.leave(gitdir, rest, ctx.environ):  # a child does the rest and writes the note: git goes on
+        rest()
     return 0
 
 
-def _prepare_note(gitdir: str, staging: gate.Staging, changes: list[tuple[str, str | None, str | None]]) -> None:
+def _prepare_note(gitdir: str, staging: gate.Staging,
+                  changes: list[tuple[str, str | None, str | None]]) -> tuple[list[str], str, str] | None:
     """The commit's handoff note, rendered now from the ledgers the gate holds, for post-commit to write
-    (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise."""
+    (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise.
+    Returns (key, note, record), or None when there is no note to prepare."""
     from shiftgit.git import quicknote
 
     width = next((len(oid) for _, old, new in changes for oid in (old, new) if oid), 40)
@@ -103,12 +110,14 @@ def _prepare_note(gitdir: str, staging: gate.Staging, changes: list[tuple[str, s
     ledgers = {run: (gitview.parse_json(staging.ledgers[run].head), gitview.parse_json(staging.ledgers[run].staged))
                for run in sorted(runs)}
     document = handoff.note_document(ledgers, None)
-    if document is None:
-        return
+    if document is None or not lines:
+        return None
+    note, data = handoff.pair(document)
     try:
-        quicknote.prepare(gitdir, lines, *handoff.pair(document))
+        quicknote.prepare(gitdir, lines, note, data)
     except OSError:
-        pass  # only the fast way is lost: post-commit renders the note itself
+        pass  # only post-commit's fast way is lost: it renders the note itself
+    return lines, note, data
 
 
 def _scan_ledgers(ctx: Context) -> int:
@@ -183,15 +192,11 @@ def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) 
                for r, new, old in wanted}
     if run not in touched:
         same = found[f":{gitview.ledger_path(run)}"]
-        blob = _blob_id(same) if same is not None else None
+        from shiftgit.ledger.validated import blob_id  # sha1: the validated file lists both ids of a ledger
+
+        blob = blob_id(same) if same is not None else None
         ledgers[run] = gate.Ledger(run, gitview.ledger_path(run), same, blob, same, False)
     return ledgers
-
-
-def _blob_id(data: bytes) -> str:
-    from shiftgit.ledger.validated import blob_id
-
-    return blob_id(data)  # sha1: the validated file lists both ids of a ledger
 
 
 def _remember_validated(gitdir: str, staging: gate.Staging) -> None:

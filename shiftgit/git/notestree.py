@@ -265,7 +265,7 @@ def _spawned(argv: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str
     """git started with posix_spawn, or None when it cannot be (another directory, no standard streams):
     subprocess starts it then. A missing git raises FileNotFoundError, as subprocess does."""
     try:
-        return rawgit.Process(argv, env, cwd)
+        return rawgit.started(argv, env, cwd) or rawgit.Process(argv, env, cwd)
     except FileNotFoundError:
         raise
     except OSError:

@@ -124,17 +124,37 @@ def post_commit(environ: Mapping[str, str] | None = None) -> bool:
     prepared = read_prepared(gitdir) if gitdir and os.path.isfile(".shift/config.json") else None
     if prepared is None:
         return False
-    git_env = {k: v for k, v in env.items() if k not in _REPO_VARS}
-    git_env["LC_ALL"] = "C"
     lines, note, data = prepared
     diff = env.get(DIFF_VAR)
     found = parse_diff(diff) if diff is not None else None
     if diff is not None and (found is None or found[1] != lines):
         return False
+    return write_checked(lines, note, data, env, found[0] if found else None)
+
+
+def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, str],
+                  commit: str | None = None, cat: CatFile | None = None) -> bool:
+    """Write a prepared note on HEAD when its key is what HEAD changed (read from HEAD's trees unless the shim's
+    diff named `commit` with that key); False: nothing done. Also git/waiter.py's child, once woken, with the
+    `cat` (from `cat_file`) it started while it waited."""
+    git_env = git_environ(environ)
     try:
-        return _write(found[0] if found else None, lines, note.encode("utf-8"), data.encode("utf-8"), git_env)
+        with cat or CatFile(git_env) as objects:
+            return _write(objects, commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env)
     except (OSError, ValueError):
         return False
+
+
+def git_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of this module's git processes: the repository found from the work tree, git speaks C."""
+    git_env = {k: v for k, v in environ.items() if k not in _REPO_VARS}
+    git_env["LC_ALL"] = "C"
+    return git_env
+
+
+def cat_file(environ: Mapping[str, str]) -> CatFile:
+    """A `git cat-file --batch` to pass to `write_checked` (it reads refs and objects afresh at each request)."""
+    return CatFile(git_environ(environ))
 
 
 def _git_dir() -> str | None:
@@ -149,22 +169,22 @@ def _git_dir() -> str | None:
     return text[len("gitdir:"):].strip() if text.startswith("gitdir:") else None
 
 
-def _write(commit: str | None, lines: list[str], note: bytes, data: bytes, env: dict[str, str]) -> bool:
+def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data: bytes,
+           env: dict[str, str]) -> bool:
     """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees)."""
-    with CatFile(env) as cat:
-        head, *tips = cat.get(["HEAD", NOTES_REF, DATA_REF])
-        if head is None or head[1] != "commit" or head[0] != (commit or head[0]):
-            return False
-        if commit is None and _tree_key(cat, head[0]) != lines:
-            return False
-        commit = head[0]
-        width = len(commit)
-        ident = _committer(head[2])
-        wanted = [(ref, tip[0] if tip else None) for ref, tip in zip((NOTES_REF, DATA_REF), tips, strict=True)]
-        if any(tip is not None and tip[1] != "commit" for tip in tips) or ident is None:
-            return False
-        names = [name for _, tip in wanted if tip for name in (f"{tip}^{{tree}}", f"{tip}:{commit[:2]}")]
-        answers = iter(cat.get(names))
+    head, *tips = cat.get(["HEAD", NOTES_REF, DATA_REF])
+    if head is None or head[1] != "commit" or head[0] != (commit or head[0]):
+        return False
+    if commit is None and _tree_key(cat, head[0]) != lines:
+        return False
+    commit = head[0]
+    width = len(commit)
+    ident = _committer(head[2])
+    wanted = [(ref, tip[0] if tip else None) for ref, tip in zip((NOTES_REF, DATA_REF), tips, strict=True)]
+    if any(tip is not None and tip[1] != "commit" for tip in tips) or ident is None:
+        return False
+    names = [name for _, tip in wanted if tip for name in (f"{tip}^{{tree}}", f"{tip}:{commit[:2]}")]
+    answers = iter(cat.get(names))
     blobs = {ref: (object_id("blob", body, width), body) for ref, body in ((NOTES_REF, note), (DATA_REF, data))}
     message = f"shiftgit: handoff of {commit[:12]}".encode()
     objects: list[tuple[str, bytes]] = []

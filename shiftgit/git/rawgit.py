@@ -179,6 +179,33 @@ class Process:
         return self.returncode
 
 
+STAGED = ["diff-index", "--cached", "-z", "--no-renames", "HEAD"]  # what a hook's index changes against HEAD
+_READY: dict[tuple[object, ...], Process] = {}
+
+
+def hook_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """A hook's environment for git plumbing: GIT_DIR and GIT_INDEX_FILE stay, git speaks C."""
+    env = dict(environ)
+    env["LC_ALL"] = "C"
+    return env
+
+
+def prestart(argvs: list[list[str]], env: Mapping[str, str]) -> None:
+    """Start these git processes now, in the current directory, for `started` to hand out: the commit gate's
+    git reads the index while Python imports the gate (the two cores work at once)."""
+    for argv in argvs:
+        _READY[_ready_key(argv, env, os.getcwd())] = Process(argv, env)
+
+
+def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Process | None:
+    """The process `prestart` started with this argv, environment and directory (once), else None."""
+    return _READY.pop(_ready_key(argv, env, os.path.abspath(cwd)), None) if _READY else None
+
+
+def _ready_key(argv: list[str], env: Mapping[str, str], cwd: str) -> tuple[object, ...]:
+    return (cwd, tuple(argv), tuple(sorted(env.items())))
+
+
 def _which(name: str, env: Mapping[str, str]) -> str:
     """`name` on the PATH of `env`, as subprocess looks it up."""
     path = env.get("PATH")  # os.get_exec_path's lookup, without the warnings module it imports

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 
 from shiftgit.errors import GitError, LedgerError, UsageError
+from shiftgit.git import rawgit
 from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
 from shiftgit.git.rawgit import communicate
 from shiftgit.textsafe import path_text
@@ -44,9 +45,7 @@ def is_shift_path(path: str) -> bool:
 
 def hook_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The hook's environment for git plumbing: GIT_DIR and GIT_INDEX_FILE stay, git speaks C."""
-    env = dict(os.environ if environ is None else environ)
-    env["LC_ALL"] = "C"
-    return env
+    return rawgit.hook_env(os.environ if environ is None else environ)
 
 
 def git(root: Where, env: Mapping[str, str], *argv: str, input: bytes | None = None) -> str:
@@ -131,7 +130,7 @@ def staged(root: Where, env: Mapping[str, str], base: str) -> list[Change]:
 def staged_on_head(objects: Objects, root: Where, env: Mapping[str, str]) -> tuple[str | None, list[Change]]:
     """HEAD's id and what the index changes against it (`staged`; against the empty tree on an unborn branch).
     `diff-index` starts before cat-file is asked for HEAD: the two git processes work at the same time."""
-    argv = ["diff-index", "--cached", "-z", "--no-renames", "HEAD"]
+    argv = list(rawgit.STAGED)
     proc = start_git(root, env, argv)
     try:
         head = objects.resolve("HEAD")

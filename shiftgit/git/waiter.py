@@ -1,0 +1,150 @@
+"""Post-commit without a Python start-up: the gate's process leaves a fork waiting for its commit.
+
+When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
+known up to the commit's id (git/quicknote.py). So the hook forks: the parent answers git at once,
+and the child, with every module it needs imported, does what need not hold the commit back (it
+remembers the ledgers it validated and prepares the note) and then waits on two FIFOs in
+`<git-dir>/shift/`, named after the pid of the `git commit` they serve and the child's own:
+
+    wait-<commit pid>-<child pid>  the child keeps it open for writing: a reader never blocks on opening
+                                   it, and reads the child's answer, or end of file once the child is gone
+    go-<commit pid>-<child pid>    the shim writes a line to it (opened read-write: never blocks)
+
+The post-commit shim of the same `git commit` (it checks that this commit's gate passed, in the
+trailers file, and that the child is alive) opens `wait-`, writes to `go-`, and reads one line:
+`written` when the child wrote the prepared note on HEAD (quicknote checks it against HEAD's trees and
+swaps both notes refs); anything else, or nothing, sends the shim the usual way. The child removes both
+FIFOs before it answers or leaves, so a shim finds them with the child behind them or not at all (a
+killed child leaves them: the next gate of a `git commit` with that pid removes them first). The child
+leaves when the `git commit` it waited for is gone (an aborted commit: no post-commit comes), or after
+an hour at most. POSIX only (fork, mkfifo); anywhere else, or on any error, the hook does that work
+itself and post-commit runs Python as before.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    Prepared = tuple[list[str], str, str]
+
+ENABLED = False  # set by __main__.hook_main: only the shims' post-commit knows how to wake the child
+WAIT = "wait-"
+GO = "go-"
+WRITTEN = b"written\n"
+LONGEST = 3600.0  # seconds a child waits at most
+
+
+def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str]) -> bool:
+    """Fork a child that runs `work` (the hook's remaining work: it returns the prepared note) and then waits
+    to write that note on the commit. True in the parent once the child is on its way; False: nothing was
+    started, the caller does `work` itself."""
+    if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
+        return False
+    commit_pid = os.getppid()  # the shim exec'd Python: its parent is the `git commit`
+    folder = os.path.join(gitdir, "shift")
+    _clear(folder, commit_pid)  # a child killed before it could: its pid may be taken since
+    if environ.get("GIT_DIR") or not environ.get("GIT_INDEX_FILE"):
+        return False  # quicknote's fast way is off with GIT_DIR; without GIT_INDEX_FILE git did not run this hook
+    made = [os.path.join(folder, f"{kind}{commit_pid}-new") for kind in (WAIT, GO)]
+    fds: list[int] = []
+    try:
+        for path in made:
+            os.mkfifo(path, 0o600)
+            fds.append(os.open(path, os.O_RDWR))  # a FIFO opened read-write never blocks (Linux, BSDs)
+        pid = os.fork()
+        if pid:  # the names the shim looks for, with the child's pid for it to check first
+            for path, kind in zip(made, (WAIT, GO), strict=True):
+                os.rename(path, os.path.join(folder, f"{kind}{commit_pid}-{pid}"))
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        _clear(folder, commit_pid)
+        return False
+    if pid:
+        for fd in fds:
+            os.close(fd)
+        return True
+    _child(commit_pid, folder, fds[0], fds[1], work)
+    raise AssertionError("unreachable")  # pragma: no cover - _child never returns
+
+
+def _clear(folder: str, commit_pid: int) -> None:
+    """Remove the FIFOs named after `commit_pid`."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith((f"{WAIT}{commit_pid}-", f"{GO}{commit_pid}-")):
+            _remove(os.path.join(folder, name))
+
+
+def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Callable[[], Prepared | None]) -> None:
+    """Detach from git's streams and session, do `work`, wait for the shim, answer it; never returns."""
+    code = 0
+    wait, go = (os.path.join(folder, f"{kind}{commit_pid}-{os.getpid()}") for kind in (WAIT, GO))
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # git (and whoever runs `git commit`) must not wait for our streams
+            os.dup2(null, fd)
+        os.close(null)
+        prepared = work()
+        if prepared is None:
+            return
+        from shiftgit.git import quicknote
+
+        cat = quicknote.cat_file(os.environ)  # started now, while git writes the commit: one process less to wait for
+        if _woken(commit_pid, go_fd):
+            _remove(wait)
+            _remove(go)
+            lines, note, data = prepared
+            if quicknote.write_checked(lines, note, data, os.environ, cat=cat):
+                os.write(answer_fd, WRITTEN)
+    except BaseException:  # noqa: BLE001 - the shim goes the usual way on any answer but WRITTEN
+        code = 1
+    finally:
+        _remove(wait)
+        _remove(go)
+        os._exit(code)  # the parent's buffers and exit handlers are not the child's
+
+
+def _woken(commit_pid: int, go_fd: int) -> bool:
+    """Wait until the shim writes to `go` (True), or the `git commit` is gone, or LONGEST passed (False)."""
+    import select
+    import time
+
+    watched = [go_fd]
+    try:
+        watched.append(os.pidfd_open(commit_pid))  # readable when that process ends (Linux 5.3)
+    except (AttributeError, OSError):
+        pass
+    deadline = time.monotonic() + LONGEST
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select(watched, [], [], min(left, 1.0) if len(watched) == 1 else left)
+        if go_fd in ready:
+            return True
+        if ready or not _alive(commit_pid):
+            return False
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
