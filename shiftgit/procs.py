@@ -50,7 +50,7 @@ def boot_id() -> str | None:
         return None
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     """Fields of /proc/PID/stat after the command name: [state, ppid, ..., starttime at 19]."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -61,7 +61,7 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 
 def start_ticks(pid: int) -> int | None:
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return int(fields[19]) if fields and len(fields) > 19 else None
 
 
@@ -80,9 +80,11 @@ def agent_markers(environ: Mapping[str, str]) -> list[str]:
 
 def pid_exists(pid: int) -> bool:
     """The pid exists and is not a zombie."""
-    fields = _stat_fields(pid)
+    if pid <= 0:
+        return False
+    fields = stat_fields(pid)
     if fields is not None:
-        return fields[0] not in ("Z", "X")
+        return not fields or fields[0] not in ("Z", "X")  # a stat without a state: it exists, state unknown
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

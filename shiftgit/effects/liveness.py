@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from shiftgit.procs import pid_exists, stat_fields
+
 CONNECT_TIMEOUT = 0.3
-
-
-def _stat(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name (which may hold spaces or parentheses): [state, ppid, ...]."""
-    try:
-        text = (Path("/proc") / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    return text[text.rfind(")") + 1:].split()
 
 
 def process_state(pid: int) -> str | None:
     """The one-letter state from /proc/PID/stat (R, S, D, Z, ...); None when there is no such process."""
-    fields = _stat(pid)
+    fields = stat_fields(pid)
     return (fields[0] if fields else "?") if fields is not None else None
 
 
@@ -36,24 +28,14 @@ def same_process(pid: int, identity: Mapping[str, Any]) -> bool:
         boot = None
     if identity.get("boot") and boot and identity["boot"] != boot:
         return False
-    fields = _stat(pid)
+    fields = stat_fields(pid)
     start = identity.get("start")
     return not (isinstance(start, int) and fields is not None and len(fields) > 19 and int(fields[19]) != start)
 
 
 def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    state = process_state(pid)
-    if state is None:
-        return not Path("/proc/self").exists()  # no /proc on this system: trust the signal probe
-    return state not in ("Z", "X")
+    """The pid exists and is not a zombie (procs.pid_exists)."""
+    return pid_exists(pid)
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = CONNECT_TIMEOUT) -> bool:

@@ -128,19 +128,15 @@ def _woken(commit_pid: int, go_fd: int) -> bool:
         ready, _, _ = select.select(watched, [], [], min(left, 1.0) if len(watched) == 1 else left)
         if go_fd in ready:
             return True
-        if ready or not _alive(commit_pid):
+        if ready or (len(watched) == 1 and not _exists(commit_pid)):
             return False
     return False
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+def _exists(pid: int) -> bool:
+    from shiftgit.procs import pid_exists  # only without pidfd (not Linux): polled once a second
+
+    return pid_exists(pid)
 
 
 def _remove(path: str) -> None:
