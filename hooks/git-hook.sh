@@ -65,6 +65,10 @@ case $hook in
                 [ -p "$wait" ] || break
                 { read -r pid < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
                 kill -0 "${wait##*-}" 2>/dev/null || break
+                # a killed child nobody reaped answers kill -0 as a zombie: opening its FIFO would block
+                stat=
+                { read -r stat < "/proc/${wait##*-}/stat"; } 2>/dev/null
+                case "${stat##*) }" in Z*|X*) break ;; esac
                 answer=
                 { echo go >&4; read -r answer <&3; } 2>/dev/null 3<"$wait" 4<>"$gitdir/shift/go-${wait##*/wait-}"
                 [ "$answer" != written ] || exit 0

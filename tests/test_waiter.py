@@ -5,6 +5,7 @@ still comes the usual way."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 from conftest import Repo
@@ -62,13 +63,23 @@ def test_fifos_without_a_live_child_of_this_commits_gate_never_block_post_commit
     assert run_repo.commit("stale").returncode == 0
     folder = run_repo.path / ".git" / "shift"
     parent = os.getpid()  # what the shim sees as $PPID when run from here
-    for pid, gate in ((2 ** 22 + 1, parent), (parent, parent + 1)):  # a dead child; a gate of another commit
+    zombie = subprocess.Popen(["true"])  # exits at once; not reaped until the end: kill -0 still finds it
+    while not _state(zombie.pid).startswith("Z"):
+        time.sleep(0.01)
+    cases = ((2 ** 22 + 1, parent), (parent, parent + 1), (zombie.pid, parent))  # dead; another commit's; a zombie
+    for pid, gate in cases:
         (folder / "trailers").write_text(f"{gate}\n")
         for kind in ("wait", "go"):
             os.mkfifo(folder / f"{kind}-{parent}-{pid}")
-        proc = run_repo.run(["sh", "-c", "exec .git/hooks/post-commit"], timeout=60)
+        proc = run_repo.run(["sh", "-c", "exec .git/hooks/post-commit"], timeout=30)
         assert proc.returncode == 0, proc.stderr
         for name in fifos(run_repo):
             (folder / name).unlink()
+    zombie.wait()
     head = run_repo.head()
     assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().rpartition(") ")[2]
