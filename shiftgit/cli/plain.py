@@ -182,18 +182,16 @@ def line(message: str, prefix: str = "shiftgit: ") -> str:
 
 def write(message: str, err: bool = False) -> None:
     """click.echo without click: the line, UTF-8 where the stream is ASCII, flushed."""
-    from shiftgit.cli.quick import _write
+    from shiftgit.cli.quick import write_to
 
-    _write(sys.stderr if err else sys.stdout, message + "\n")
+    write_to(sys.stderr if err else sys.stdout, message + "\n")
 
 
 def emit(echo: Echo, data: Any) -> None:
     """Stable JSON on stdout; no character in it can act on a terminal."""
-    import json
+    from shiftgit.cli.quick import json_text
 
-    from shiftgit import textsafe
-
-    echo(textsafe.json_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)))
+    echo(json_text(data))
 
 
 def resolve(echo: Echo, store: Any, run: str | None) -> str:

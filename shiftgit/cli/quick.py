@@ -129,10 +129,10 @@ def main(args: list[str]) -> int | None:
     except (ShiftError, OSError):
         return None  # nothing was printed or written: the command line runs it again and says why
     if result.before:
-        _write(sys.stderr, "".join(line + "\n" for line in result.before))
-    _write(sys.stdout, result.out + "\n")
+        write_to(sys.stderr, "".join(line + "\n" for line in result.before))
+    write_to(sys.stdout, result.out + "\n")
     if result.err:
-        _write(sys.stderr, "".join(line + "\n" for line in result.err))
+        write_to(sys.stderr, "".join(line + "\n" for line in result.err))
     return result.code
 
 
@@ -157,7 +157,7 @@ def _plain(args: list[str]) -> Any:
     return None
 
 
-def _write(stream: Any, text: str) -> None:
+def write_to(stream: Any, text: str) -> None:
     """As click.echo writes: UTF-8 (click's choice for a stream set up as ASCII), flushed."""
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
