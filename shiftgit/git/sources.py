@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 
-from shiftgit.digests import hasher
-from shiftgit.git import ledgerref
+from shiftgit.git import ledgerref, rawgit
 from shiftgit.git.notestree import CatFile
 from shiftgit.git.view import RUNS, ledger_path
 from shiftgit.ledger.store import Store, validate_run_id
@@ -152,7 +151,7 @@ def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | Non
 def _tree_of(blob: str) -> str:
     """The id of a tree holding one file, `ledger.json` (mode 100644), with blob id BLOB."""
     body = b"100644 " + ledgerref.FILE.encode() + b"\0" + bytes.fromhex(blob)
-    return str(hasher(len(blob))(b"tree %d\0" % len(body) + body).hexdigest())  # CPython's own: no OpenSSL
+    return rawgit.object_id("tree", body, len(blob))  # CPython's own sha modules: no OpenSSL
 
 
 def _same_blob(data: bytes | None, blob: str) -> bool:
