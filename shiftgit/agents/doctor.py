@@ -125,8 +125,7 @@ def git_hooks(repo: Repo, git_install: Any) -> Check:
         if text is None or git_install.MARK.decode() not in text:
             stale.append(hook)
             continue
-        python = next((line[7:] for line in text.splitlines() if line.startswith("python=")), "")
-        python = python.strip("'\"")
+        python = git_install.recorded_python(text) or ""
         if not os.access(python, os.X_OK):
             gone.append(python)
         elif text != git_install.shim(hook, python):

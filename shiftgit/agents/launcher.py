@@ -15,7 +15,6 @@ tree's top (`.git/shift/agent-hook` is tested first: no process).
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from pathlib import Path
 
@@ -69,8 +68,4 @@ def install(repo: Repo, python: str | None = None) -> list[str]:
 
 def interpreter(launcher: str) -> str | None:
     """The interpreter a launcher's text records."""
-    for line in launcher.splitlines():
-        if line.startswith("python="):
-            words = shlex.split(line[len("python="):], comments=True)
-            return words[0] if words else None
-    return None
+    return git_install.recorded_python(launcher)

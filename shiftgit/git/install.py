@@ -59,6 +59,15 @@ def launcher_text(name: str, python: str, package: str | None = None) -> str:
     return template(name).replace("@PYTHON@", shlex.quote(python)).replace("@PACKAGE@", shlex.quote(where))
 
 
+def recorded_python(text: str) -> str | None:
+    """The interpreter a script `launcher_text` rendered records (its `python=` line), as the shell reads it."""
+    for line in text.splitlines():
+        if line.startswith("python="):
+            words = shlex.split(line[len("python="):], comments=True)
+            return words[0] if words else None
+    return None
+
+
 def shim(hook: str, python: str, package: str | None = None) -> str:
     """The shim of `hook`; `package`: the directory the shim puts on `sys.path` (it runs `python -S`)."""
     return launcher_text(TEMPLATE, python, package).replace("@HOOK@", hook)
