@@ -182,16 +182,25 @@ def test_no_agent_hook_imports_click_jsonschema_pygit2_or_the_model(run_repo: Re
     run_repo.ok("checkpoint", "--step", "a step")  # published ledger ref, snapshot: what the briefing reads
     assert run_repo.commit("a step").returncode == 0
 
+    def modules(stderr: str) -> set[str]:
+        return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+    # What site imports before any shiftgit code runs (a .pth may pull in typing) is not the hook's doing:
+    # the agent's launcher starts Python without site.
+    site = modules(subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True,
+                                  text=True, check=True).stderr)
+
     def imported(agent: str, event: str, body: str) -> set[str]:
-        err = hook(run_repo, agent, event, body, importtime=True).stderr
-        return {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+        return modules(hook(run_repo, agent, event, body, importtime=True).stderr) - site
 
     for agent, event in (("claude", "session-start"), ("claude", "stop"), ("codex", "stop"),
                          ("gemini", "after-agent"), ("claude", "pre-compact"), ("codex", "session-end")):
         body = payload(run_repo, "E", transcript=transcript, stop_hook_active=False)
-        assert not HEAVY & imported(agent, event, body), (agent, event)
+        heavy = HEAVY & imported(agent, event, body)
+        assert not heavy, (agent, event, heavy)
     run_repo.write("calc.py", run_repo.read("calc.py") + "# held\n")
-    assert not HEAVY & imported("claude", "stop", payload(run_repo, "Stop", stop_hook_active=False))
+    heavy = HEAVY & imported("claude", "stop", payload(run_repo, "Stop", stop_hook_active=False))
+    assert not heavy, heavy
     path = run_repo.ledger_path("demo")
     path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
     assert "shiftgit.ledger.quickschema" in imported("claude", "stop", payload(run_repo, "Stop"))  # checked once
