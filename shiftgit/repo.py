@@ -81,8 +81,13 @@ class Repo(NamedTuple):
         where = Path(cwd or os.getcwd())
         proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
                               cwd=where, capture_output=True, text=True)
-        lines = proc.stdout.splitlines()
-        if proc.returncode != 0 or len(lines) < 3:
+        return cls.opened(where, proc.returncode, proc.stdout)
+
+    @classmethod
+    def opened(cls, where: Path, code: int, out: str) -> Repo:
+        """The repository that `open`'s `git rev-parse` in `where` answered (an agent hook starts it early)."""
+        lines = out.splitlines()
+        if code != 0 or len(lines) < 3:
             raise UsageError(f"{where}: not a git repository (or a bare one); run shiftgit inside a "
                              "work tree, or `git init` first")
         common = Path(lines[2])
@@ -221,14 +226,18 @@ class TreeBuild:
             self.index.unlink(missing_ok=True)
             raise
 
-    def result(self) -> str:
-        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards."""
+    def result(self, keep: str | None = None) -> str:
+        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards, or renamed
+        to `keep` (git/worktreecache.py)."""
         try:
             code, err = self._wait()
             if code != 0:
                 raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
             self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
-            return self.repo.git("write-tree", env=self.env).strip()
+            tree = self.repo.git("write-tree", env=self.env).strip()
+            if keep is not None:
+                os.replace(self.index, keep)
+            return tree
         finally:
             self.close()
 
