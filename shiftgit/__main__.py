@@ -36,9 +36,15 @@ def _main(args: list[str], process: bool) -> int:
 
             if post_commit():
                 return 0
-        from shiftgit.agents.events import AGENTS
+        from shiftgit.agents.events import AGENTS, EVENTS
 
         if args[1] in AGENTS:
+            if process and EVENTS[args[1]].get(args[2] if len(args) == 3 else "") not in (None, "ignore"):
+                import os
+
+                from shiftgit.git.worktreecache import prestart
+
+                prestart(os.getcwd())  # git works while Python loads the hook's code
             from shiftgit.agents.hooks import main as agent_hook
 
             answered = agent_hook(args[1], args[2:])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from shiftgit.textsafe import path_text
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    import subprocess
     from typing import NamedTuple
 else:
     from shiftgit.tuples import NamedTuple
@@ -30,6 +30,8 @@ HOOK_VARS = ("GIT_INDEX_FILE",)
 def git(cwd: str | Path, *args: str, input: str | bytes | None = None,
         env: Mapping[str, str] | None = None, check: bool = True) -> str:
     """Run git, return stdout. A failure raises GitError with the command and stderr."""
+    import subprocess  # here: an agent hook that asks git nothing else need not load it (~5 ms)
+
     data = input.encode() if isinstance(input, str) else input
     proc = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True,
                           env=dict(env) if env is not None else None)
@@ -78,11 +80,18 @@ class Repo(NamedTuple):
     def open(cls, cwd: str | Path | None = None) -> Repo:
         if cwd is None and _BEGUN and _BEGUN[-1].cwd == os.getcwd():  # `checkpoint`: opened once, when it began
             return _BEGUN[-1].repo
+        import subprocess
+
         where = Path(cwd or os.getcwd())
         proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
                               cwd=where, capture_output=True, text=True)
-        lines = proc.stdout.splitlines()
-        if proc.returncode != 0 or len(lines) < 3:
+        return cls.opened(where, proc.returncode, proc.stdout)
+
+    @classmethod
+    def opened(cls, where: Path, code: int, out: str) -> Repo:
+        """The repository that `open`'s `git rev-parse` in `where` answered (an agent hook starts it early)."""
+        lines = out.splitlines()
+        if code != 0 or len(lines) < 3:
             raise UsageError(f"{where}: not a git repository (or a bare one); run shiftgit inside a "
                              "work tree, or `git init` first")
         common = Path(lines[2])
@@ -195,6 +204,8 @@ class Repo(NamedTuple):
 
     def show(self, rev_path: str) -> bytes | None:
         """The bytes of `REV:path`, or None when it does not exist."""
+        import subprocess
+
         proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=self.root, capture_output=True)
         return proc.stdout if proc.returncode == 0 else None
 
@@ -213,6 +224,8 @@ class TreeBuild:
         if real.exists():
             _copy_keeping_mtime(real, self.index)  # git's racy-clean check then sees same-second edits
         self.env = clean_env(GIT_INDEX_FILE=str(self.index))
+        import subprocess
+
         try:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 ["git", *self.ADD], cwd=repo.root, env=self.env, stdin=subprocess.DEVNULL,
@@ -221,14 +234,18 @@ class TreeBuild:
             self.index.unlink(missing_ok=True)
             raise
 
-    def result(self) -> str:
-        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards."""
+    def result(self, keep: str | None = None) -> str:
+        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards, or renamed
+        to `keep` (git/worktreecache.py)."""
         try:
             code, err = self._wait()
             if code != 0:
                 raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
             self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
-            return self.repo.git("write-tree", env=self.env).strip()
+            tree = self.repo.git("write-tree", env=self.env).strip()
+            if keep is not None:
+                os.replace(self.index, keep)
+            return tree
         finally:
             self.close()
 
@@ -294,6 +311,8 @@ def identity_env() -> dict[str, str]:
         return env  # given whole by the environment (CI, tests, agents): no git process to ask
     asked = (os.getcwd(), frozenset(env.items()))  # asked once per place and environment (a checkpoint commits twice)
     if asked not in _IDENTITY:
+        import subprocess
+
         probe = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, env=env)
         _IDENTITY[asked] = probe.returncode
     if _IDENTITY[asked] != 0:

@@ -197,3 +197,25 @@ def test_a_pending_job_that_fails_again_is_given_up_and_the_hold_still_works(run
     ledger.write_text(good)
     held = json.loads(hook(run_repo, transcript, event="stop")[0])
     assert held["decision"] == "block" and "calc.py" in held["reason"]
+
+
+def test_the_background_job_keeps_no_descriptor_the_agent_gave_the_hook(run_repo: Repo, tmp_path: Path) -> None:
+    """An agent that waits for the hook's pipes to close must not wait for the detached job (close_fds)."""
+    transcript = big_transcript(tmp_path)
+    read_end, write_end = os.pipe()
+    body = json.dumps({"session_id": "sess-1", "transcript_path": str(transcript), "cwd": str(run_repo.path),
+                       "hook_event_name": "SessionEnd", "reason": "exit"})
+    try:
+        proc = subprocess.Popen([*SG, "hook", "claude", "session-end"], cwd=run_repo.path, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,),
+                                env={**os.environ, **PAUSE})
+        os.close(write_end)
+        proc.communicate(body.encode(), timeout=60)
+        pid = held_by(run_repo)  # the paused job runs on, holding the lock
+        os.set_blocking(read_end, False)
+        try:
+            assert os.read(read_end, 1) == b"", "EOF: nobody holds the pipe's other end"
+        finally:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(read_end)

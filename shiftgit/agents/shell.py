@@ -14,7 +14,6 @@ answer cached imports no shutil, shlex or hashlib (an agent hook's budget, agent
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import zlib
 from collections.abc import Mapping
@@ -64,6 +63,7 @@ def _mtime(path: str) -> int:
 def _login_shell_finds_us(env: Mapping[str, str]) -> bool:
     """Whether `bash -lc` (else `sh -lc`) resolves `shiftgit` to the installation running now."""
     import shutil
+    import subprocess
 
     shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("sh", path=env.get("PATH"))
     if shell is None:

@@ -117,8 +117,17 @@ def claim_commit(repo: Repo, run: str, data: bytes, clone: str | None, parents: 
 
 def listing(repo: Repo, *also: str) -> str:
     """One `for-each-ref` of the ledger refs and every ref under refs/shift-remote/, and of the refs ALSO names:
-    what `tips` reads, and `names` (a report that needs both asks git once)."""
-    return repo.git("for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING, *also)
+    what `tips` reads, and `names` (a report that needs both asks git once). Without the subprocess module: an
+    agent's session start asks git nothing else that needs it (notestree.run_git)."""
+    import os
+
+    from shiftgit.git.notestree import run_git
+
+    argv = ["for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING, *also]
+    proc = run_git(repo.root, dict(os.environ), argv)
+    if proc.returncode != 0:
+        raise GitError(argv, proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 def names(out: str) -> set[str]:

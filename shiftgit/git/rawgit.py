@@ -163,11 +163,13 @@ class Process:
     (stdin, stdout, stderr, wait, returncode, pid), started with `os.posix_spawn`, in the current directory only
     (`cwd` elsewhere raises OSError: posix_spawn cannot change it, and `git -C` would change the argv)."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None,
+                 stderr: str = "pipe") -> None:
         if cwd is not None and os.path.abspath(cwd) != os.getcwd():
             raise OSError("posix_spawn cannot change the directory")  # the caller falls back to subprocess
-        self.pid, mine = spawn(argv, env, stderr="pipe")
-        self.stdin, self.stdout, self.stderr = open(mine[0], "wb"), open(mine[1], "rb"), open(mine[2], "rb")
+        self.pid, mine = spawn(argv, env, stderr=stderr)  # "stdout": one pipe, never full while stdout is read
+        self.stdin, self.stdout = open(mine[0], "wb"), open(mine[1], "rb")
+        self.stderr = open(mine[2] if stderr == "pipe" else os.devnull, "rb")
         self.returncode: int | None = None
 
     def wait(self) -> int:
@@ -190,11 +192,11 @@ def hook_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def prestart(argvs: list[list[str]], env: Mapping[str, str]) -> None:
+def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe") -> None:
     """Start these git processes now, in the current directory, for `started` to hand out: the commit gate's
     git reads the index while Python imports the gate (the two cores work at once)."""
     for argv in argvs:
-        _READY[_ready_key(argv, env, os.getcwd())] = Process(argv, env)
+        _READY[_ready_key(argv, env, os.getcwd())] = Process(argv, env, stderr=stderr)
 
 
 def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Process | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -82,6 +81,8 @@ def has_object(repo: Repo, oid: str | None, kind: str) -> bool:
     """Whether this clone holds `oid` as an object of `kind` (commit, tree, blob)."""
     if not oid:
         return False
+    import subprocess
+
     proc = subprocess.run(["git", "cat-file", "-e", f"{oid}^{{{kind}}}"], cwd=repo.root,
                           capture_output=True, env=clean_env())
     return proc.returncode == 0

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from shiftgit.git.headref import head as read_head
 from shiftgit.git.record import Checkpoint, edits_since, head_state
+from shiftgit.git.worktreecache import tree as worktree_tree
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def assess_document(store: Store, run: str, document: Mapping[str, Any]) -> Fres
 def _assess(store: Store, run: str, point: Point | None, pending: int) -> Freshness:
     repo = store.repo
     head = read_head(repo)  # from the git dir's files where it can: the agent hooks ask at every turn
-    tree = repo.worktree_tree()
+    tree = worktree_tree(repo)  # one git process when nothing changed since the last hook (git/worktreecache.py)
     if point is None:
         files = tuple(entry.path for entry in repo.diff_trees(head, tree))
     elif point.tree == tree:

@@ -1,0 +1,146 @@
+"""The work tree's tree for the agent hooks: one git process when nothing changed since the last time.
+
+`Repo.worktree_tree` builds it in a fresh copy of the index: `git add -A`, `git rm --cached .shift`,
+`git write-tree`, three processes at every end of turn. Here the index such a build ends with is kept,
+`<git-dir>/shift/worktree.index`, with its tree in `worktree.tree`; the next call runs `git add -A` in that
+index, `.shift/` excluded (`ADD`). git rewrites an index only when an entry changed (and re-reads a file
+modified in the index's last tick), so when the kept index is still the same file, the tree is the same tree.
+When `add` changed entries, `write-tree` gives the new tree (two processes).
+
+The kept index answers as a fresh build would while nothing else the build reads moved: the real index, the
+config and the ignore and attribute files outside the work tree (`_sources`). Else, and when `add` touched a
+`.gitignore` or `.gitattributes` (a file the kept index holds may be ignored now, which a build leaves out),
+the tree is built fresh and its index kept. A config with `include` or its own `excludesFile` or
+`attributesFile` is not followed: the tree is then built fresh each time, as before.
+
+`prestart` starts `git rev-parse` and this `add` when an agent hook starts, before Python loads the hook's
+code: git works on the second core meanwhile (`rawgit.started` hands them over). Stdlib `os` only, so that
+it runs before anything else is imported.
+"""
+
+from __future__ import annotations
+
+import os
+
+from shiftgit.git import rawgit
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from shiftgit.repo import Repo
+
+INDEX, RECORD = "worktree.index", "worktree.tree"
+ADD = ["add", "-A", "-v", "--", ":/", ":(top,exclude).shift"]
+OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]  # Repo.open's question
+REBUILD_NAMES = (b".gitignore", b".gitattributes")
+UNFOLLOWED = ("include", "excludesfile", "attributesfile")  # config that points the build at other files
+DROPPED = ("GIT_INDEX_FILE",)  # repo.HOOK_VARS: the environment clean_env gives git
+_BEFORE: dict[str, str] = {}  # kept index -> its state when `prestart` started `add` in it
+
+
+def tree(repo: Repo) -> str:
+    """`repo.worktree_tree()`, from the kept index when it still answers."""
+    folder = os.path.join(str(repo.git_dir), "shift")
+    kept, record = os.path.join(folder, INDEX), os.path.join(folder, RECORD)
+    sources = _sources(str(repo.git_dir), str(repo.common_dir), repo.index_path())
+    if sources is None:
+        return repo.worktree_tree()
+    known = _read(record)
+    env = add_env(kept)
+    ready = rawgit.started(ADD, env, repo.root)
+    before = _BEFORE.pop(kept, "-") if ready is not None else _stamp(kept)  # the index `add` began with
+    if known is not None and known[0] == before + sources:
+        if ready is not None:
+            code, out, _ = rawgit.communicate(ready, None)
+        else:
+            code, out = rawgit.run(["-C", str(repo.root), *ADD], env)
+        if code == 0 and _stamp(kept) + sources == known[0]:
+            return known[1]
+        if code == 0 and not any(name in out for name in REBUILD_NAMES):
+            code, out = rawgit.run(["-C", str(repo.root), "write-tree"], env)
+            found = out.decode("ascii", "replace").strip()
+            if code == 0 and len(found) in (40, 64):
+                _write(record, _stamp(kept) + sources, found)
+                return found
+    if ready is not None and ready.returncode is None:
+        rawgit.communicate(ready, None)  # it holds the kept index's lock: done before a build replaces that index
+    _remove(record)  # no record of an index this build may fail to replace
+    built = repo.start_worktree_tree().result(keep=kept)
+    _write(record, _stamp(kept) + sources, built)
+    return built
+
+
+def prestart(cwd: str) -> None:
+    """For an agent hook about to start in `cwd`: `Repo.open`'s rev-parse, and the kept index's `add` when `cwd` is
+    the top of a work tree that has one (an agent runs its hooks there)."""
+    try:
+        rawgit.prestart([OPEN], dict(os.environ))
+        kept = os.path.join(cwd, ".git", "shift", INDEX)
+        if not os.environ.get("GIT_DIR") and os.path.exists(kept) and os.path.exists(kept[:-len(INDEX)] + RECORD):
+            _BEFORE[kept] = _stamp(kept)
+            rawgit.prestart([ADD], add_env(kept), stderr="stdout")  # as `run` (a warning per file fills no pipe)
+    except OSError:  # no git, no pipes: the hook runs them itself, and says why
+        return
+
+
+def add_env(kept: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED}
+    env["GIT_INDEX_FILE"] = kept
+    return env
+
+
+def _sources(git_dir: str, common_dir: str, index: object) -> str | None:
+    """The state of what a build reads besides the work tree; None when it reads files not listed here."""
+    home = os.environ.get("HOME", "")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = [os.path.join(common_dir, "config"), os.path.join(git_dir, "config.worktree"),
+               os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(home, ".gitconfig"),
+               os.path.join(xdg, "git", "config")]
+    if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
+        configs.append(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    for path in configs:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().lower()
+        except OSError:
+            continue
+        if any(word.encode() in text for word in UNFOLLOWED):
+            return None
+    files = [str(index), os.path.join(common_dir, "info", "exclude"), os.path.join(common_dir, "info", "attributes"),
+             os.path.join(xdg, "git", "ignore"), os.path.join(xdg, "git", "attributes"), *configs]
+    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_CONFIG"))
+    return "|" + "|".join(_stamp(path) for path in files) + f"|{settings}"
+
+
+def _stamp(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
+def _read(path: str) -> tuple[str, str] | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            key, tree, *_ = handle.read().split("\n")
+    except (OSError, ValueError):
+        return None
+    return key, tree
+
+
+def _write(path: str, key: str, tree: str) -> None:
+    """Memory, not record: written whole (temp file, rename); a failure only costs the next call a build."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(f"{key}\n{tree}\n")
+        os.replace(tmp, path)
+    except OSError:
+        _remove(tmp)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,104 @@
+"""git/worktreecache.py: the agent hooks' work-tree tree from a kept index gives what a fresh build gives
+(`Repo.worktree_tree`), through edits, new, deleted and newly ignored files, a staged change and `.shift/`
+edits; it reuses the kept index when nothing changed, and builds fresh where it cannot follow the config."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import Repo
+
+from shiftgit.git import rawgit, worktreecache
+from shiftgit.repo import Repo as GitRepo
+
+
+def fresh_and_cached(path: Path) -> tuple[str, str]:
+    repo = GitRepo.open(path)
+    cached = worktreecache.tree(repo)
+    return repo.worktree_tree(), cached
+
+
+@pytest.fixture
+def here(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    monkeypatch.chdir(repo.path)
+    return repo
+
+
+def test_the_kept_index_answers_as_a_fresh_build_through_every_kind_of_change(here: Repo) -> None:
+    steps = [
+        lambda: None,
+        lambda: None,  # nothing changed: the kept index answers
+        lambda: here.write("calc.py", here.read("calc.py") + "# edited\n"),
+        lambda: here.write("new_module.py", "X = 1\n"),
+        lambda: here.write("notes.log", "scratch\n"),
+        lambda: here.write(".gitignore", "*.log\n"),  # notes.log, in the kept index, is ignored now
+        lambda: (here.path / "new_module.py").unlink(),
+        lambda: here.write("docs/later.txt", "t\n"),
+        lambda: (here.path / ".git" / "info").mkdir(exist_ok=True),
+        lambda: (here.path / ".git" / "info" / "exclude").write_text("docs/\n"),  # outside the work tree
+        lambda: here.write(".shift/ignored-by-the-tree.txt", "x\n"),
+        lambda: here.git("add", "calc.py"),  # the real index changed
+        lambda: here.write("calc.py", here.read("calc.py") + "# again\n"),
+    ]
+    trees = []
+    for step in steps:
+        step()
+        fresh, cached = fresh_and_cached(here.path)
+        assert cached == fresh
+        trees.append(cached)
+    assert len(set(trees)) > 5, "the steps change the tree (the comparison above can fail)"
+    assert (here.path / ".git" / "shift" / worktreecache.RECORD).exists()
+
+
+def test_nothing_changed_runs_no_build(here: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    repo = GitRepo.open(here.path)
+    first = worktreecache.tree(repo)
+
+    def no_build(self: GitRepo) -> None:
+        raise AssertionError("built again although nothing changed")
+
+    monkeypatch.setattr(GitRepo, "start_worktree_tree", no_build)
+    assert worktreecache.tree(repo) == first
+    here.write("calc.py", here.read("calc.py") + "# more\n")  # an edit: `add` and `write-tree` in the kept index
+    assert worktreecache.tree(repo) != first
+    monkeypatch.undo()
+    assert worktreecache.tree(repo) == repo.worktree_tree()
+
+
+def test_a_config_it_cannot_follow_builds_fresh_each_time(here: Repo) -> None:
+    with open(here.path / ".git" / "config", "a") as config:
+        config.write("[core]\n\texcludesFile = elsewhere\n")
+    fresh, cached = fresh_and_cached(here.path)
+    assert cached == fresh
+    assert not (here.path / ".git" / "shift" / worktreecache.RECORD).exists()
+    assert not (here.path / ".git" / "shift" / worktreecache.INDEX).exists()
+
+
+def test_a_prestarted_add_is_taken_even_once_it_changed_the_index(here: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = GitRepo.open(here.path)
+    first = worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    worktreecache.prestart(os.getcwd())  # what an agent hook's process does first
+    for process in list(rawgit._READY.values()):
+        process.wait()  # git has rewritten the kept index before the hook asks for the tree
+
+    def no_build(self: GitRepo) -> None:
+        raise AssertionError("built fresh although the kept index had only taken an edit")
+
+    monkeypatch.setattr(GitRepo, "start_worktree_tree", no_build)
+    second = worktreecache.tree(repo)
+    monkeypatch.undo()
+    assert second == repo.worktree_tree() != first
+
+
+def test_a_wrong_record_is_not_trusted_once_the_index_changes(here: Repo) -> None:
+    repo = GitRepo.open(here.path)
+    worktreecache.tree(repo)
+    record = here.path / ".git" / "shift" / worktreecache.RECORD
+    key = record.read_text().split("\n")[0]
+    record.write_text(f"{key}\n{'0' * 40}\n")  # a record whose tree is not the index's
+    here.write("calc.py", "changed\n")
+    assert worktreecache.tree(repo) == repo.worktree_tree() != "0" * 40
