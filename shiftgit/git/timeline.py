@@ -73,12 +73,12 @@ def _uncommitted(store: Store, refs_listing: str | None) -> tuple[str | None, li
     """HEAD, and the checkpoints no commit of it carries yet: published ones, then the working ledgers' (the
     records of every run read once, git/sources.py: HEAD's ledgers and the published ones)."""
     head = store.repo.head()
-    runs = store.run_ids()
-    if not runs:
+    working = store.ledger_files()  # every run's file: one directory listing, one open each
+    if not working:
         return head, []
     from shiftgit.git.sources import collect
 
-    records = collect(store, runs, refs_listing)
+    records = collect(store, list(working), refs_listing, working)
     entries = _working(store, head, records)
     return head, _published(records, {e["id"] for e in entries}) + entries
 
