@@ -240,3 +240,9 @@ def newest_local(store: Store, run: str) -> Source | None:
     """The work tree's own record (working or committed), ignoring published ones."""
     found = [s for s in candidates(store, run) if s.kind != "published"]
     return found[0] if found else None
+
+
+def local_files(found: list[Source]) -> tuple[bytes, bytes | None] | None:
+    """The work tree's ledger bytes and HEAD's (None: HEAD has none) from a run's records; None: no file here."""
+    here = next((s for s in found if s.kind != "published"), None)
+    return (here.data, here.committed) if here is not None else None
