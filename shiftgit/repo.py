@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -220,15 +221,30 @@ class TreeBuild:
         except BaseException:
             self.index.unlink(missing_ok=True)
             raise
+        self._done: tuple[str, BaseException | None] = ("", None)
+        # The rest (`.shift/` dropped, the tree written: two more git processes) goes on in a thread as soon as
+        # `git add` is done, while the caller loads its code: `result` finds the tree written.
+        self._thread = threading.Thread(target=self._finish, name="shiftgit-worktree-tree", daemon=True)
+        self._thread.start()
 
-    def result(self) -> str:
-        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards."""
+    def _finish(self) -> None:
         try:
             code, err = self._wait()
             if code != 0:
                 raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
             self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
-            return self.repo.git("write-tree", env=self.env).strip()
+            self._done = (self.repo.git("write-tree", env=self.env).strip(), None)
+        except BaseException as exc:  # raised by `result`, in the caller's thread
+            self._done = ("", exc)
+
+    def result(self) -> str:
+        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards."""
+        try:
+            self._thread.join()
+            tree, error = self._done
+            if error is not None:
+                raise error
+            return tree
         finally:
             self.close()
 
@@ -240,7 +256,7 @@ class TreeBuild:
 
     def close(self) -> None:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
-        self._wait()
+        self._thread.join()
         self.index.unlink(missing_ok=True)
 
     def _wait(self) -> tuple[int, bytes]:
