@@ -17,6 +17,16 @@ if TYPE_CHECKING:
 
 def hasher(width: int) -> Callable[[bytes], Any]:
     """sha1 (width 40, git's hex length) or sha256 (width 64): the constructor, `hasher(40)(data).hexdigest()`."""
+    made = _MADE.get(width)
+    if made is None:  # an import statement per call cost ~10 us: `status` asks three times per run
+        made = _MADE[width] = _hasher(width)
+    return made
+
+
+_MADE: dict[int, Callable[[bytes], Any]] = {}
+
+
+def _hasher(width: int) -> Callable[[bytes], Any]:
     try:
         if width == 40:
             from _sha1 import sha1

@@ -233,16 +233,32 @@ class TreeBuild:
         except BaseException:
             self.index.unlink(missing_ok=True)
             raise
+        import threading
 
-    def result(self, keep: str | None = None) -> str:
-        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards, or renamed
-        to `keep` (git/worktreecache.py)."""
+        self._done: tuple[str, BaseException | None] = ("", None)
+        # The rest (`.shift/` dropped, the tree written: two more git processes) goes on in a thread as soon as
+        # `git add` is done, while the caller loads its code: `result` finds the tree written.
+        self._thread = threading.Thread(target=self._finish, name="shiftgit-worktree-tree", daemon=True)
+        self._thread.start()
+
+    def _finish(self) -> None:
         try:
             code, err = self._wait()
             if code != 0:
                 raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
             self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
-            tree = self.repo.git("write-tree", env=self.env).strip()
+            self._done = (self.repo.git("write-tree", env=self.env).strip(), None)
+        except BaseException as exc:  # raised by `result`, in the caller's thread
+            self._done = ("", exc)
+
+    def result(self, keep: str | None = None) -> str:
+        """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards, or renamed
+        to `keep` (git/worktreecache.py)."""
+        try:
+            self._thread.join()
+            tree, error = self._done
+            if error is not None:
+                raise error
             if keep is not None:
                 os.replace(self.index, keep)
             return tree
@@ -257,7 +273,7 @@ class TreeBuild:
 
     def close(self) -> None:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
-        self._wait()
+        self._thread.join()
         self.index.unlink(missing_ok=True)
 
     def _wait(self) -> tuple[int, bytes]:

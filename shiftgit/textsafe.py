@@ -88,6 +88,8 @@ def quote(text: str | None, cap: int | None = None) -> str:
     body = escape(text or "")
     if cap is None or len(body) <= cap:
         return f'"{body}"'
+    if body is text:  # nothing escaped: each character shown as itself (the briefing cuts long steps so)
+        return '"' + text[:max(cap - 1, 0)] + ELLIPSIS + '"'
     kept: list[str] = []
     size = 0
     for char in text or "":

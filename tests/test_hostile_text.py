@@ -182,6 +182,10 @@ def test_textsafe_round_trips_what_it_quotes() -> None:
     assert textsafe.for_terminal("a\nb\tc\x1b") == "a\nb\tc\\u001b"
     cut = textsafe.quote("\x1b" * 40, 20)
     assert cut.endswith('…"') and cut.count("\\u001b") == 3
+    for text, cap in (("plain é text", 5), ("plain", 1), ('a"b' * 9, 10), ("x\n" * 9, 7)):
+        cut = textsafe.quote(text, cap)  # plain text is cut at once; an escape is never split
+        assert cut.endswith('…"') and len(cut) <= cap + 2 and isinstance(json.loads(cut), str)
+    assert textsafe.quote("plain é text", 5) == '"plai…"' and textsafe.quote("plain", 0) == '"…"'
     assert textsafe.quote_argv(["a\nb", 'c"']) == '["a\\nb", "c\\""]'
 
 

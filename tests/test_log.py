@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 from conftest import Repo
 
@@ -195,3 +197,42 @@ def test_only_a_real_trailer_on_a_commit_without_notes_marks_its_note_missing(ru
         run_repo.git("replace", commit, rewritten)
     entries = run_repo.json("log")
     assert [(e["commit"], e["step"]) for e in entries if e.get("note_missing")] == [(three, "three"), (one, "one")]
+
+
+def test_log_n_found_among_the_newest_records_looks_up_no_older_note(repo: Repo, tmp_path: Path) -> None:
+    """The newest commits' records hold what `log -n 2` prints: the older commits' notes written before the split
+    (on the human ref, read with `cat-file`) are never looked up then; `log` reads them all, in order."""
+    stream = "".join(f"commit refs/heads/main\ncommitter B <b@b> {1700000000 + i} +0000\ndata {len(str(i))}\n{i}\n"
+                     for i in range(10))
+    assert repo.run(["git", "fast-import", "--quiet", "--force"], input=stream).returncode == 0
+    repo.git("reset", "-q", "--hard")
+    ids = repo.git("rev-list", "HEAD").split()
+
+    def document(seq: int, commit: str) -> dict[str, object]:
+        return {"shift_note": 1, "runs": ["demo"], "checkpoints": [
+            {"id": f"p{seq}-{commit[:8]}", "seq": seq, "at": f"2024-01-01T00:00:{seq:02d}Z", "step": f"step {seq}",
+             "run": "demo"}]}
+
+    newest, older = ids[:3], ids[3:]
+    write_notes(repo.path, {c: handoff.data_text(document(10 - i, c)) for i, c in enumerate(newest)},
+                ref="refs/notes/shift-data")
+    write_notes(repo.path, {c: handoff.note_text(document(7 - i, c)) + handoff.data_text(document(7 - i, c))
+                            for i, c in enumerate(older)})
+    repo.ok("init", "--hooks", "none")
+    trace = tmp_path / "trace.json"
+
+    def cat_files(*args: str) -> tuple[list[Any], int]:
+        trace.unlink(missing_ok=True)
+        proc = repo.sg(*args, "--json", env={"GIT_TRACE2_EVENT": str(trace)})
+        assert proc.returncode == 0, proc.stderr
+        starts = [json.loads(line) for line in trace.read_text().splitlines()]
+        return json.loads(proc.stdout), sum(1 for e in starts if e.get("event") == "start"
+                                            and e.get("argv", [])[1:2] == ["cat-file"])
+
+    shown, looked_up = cat_files("log", "-n", "2")
+    assert [(e["commit"], e["step"]) for e in shown] == [(ids[0], "step 10"), (ids[1], "step 9")]
+    assert looked_up == 0
+    shown, looked_up = cat_files("log")
+    assert [e["commit"] for e in shown] == ids
+    assert [e["seq"] for e in shown] == list(range(10, 0, -1))
+    assert looked_up == 1

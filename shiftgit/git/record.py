@@ -88,11 +88,15 @@ def has_object(repo: Repo, oid: str | None, kind: str) -> bool:
     return proc.returncode == 0
 
 
-def ledger_provenance(repo: Repo, rel_path: str) -> Provenance:
+def ledger_provenance(repo: Repo, rel_path: str,
+                      files: tuple[bytes | None, bytes | None] | None = None) -> Provenance:
+    """FILES: the working file's bytes and HEAD's (None: HEAD has none), when the caller read them (git/sources.py)."""
     out = repo.git("log", "-1", "--format=%H%x1f%an <%ae>%x1f%cI", "--", rel_path, check=False).strip()
     commit, author, date = (out.split("\x1f") + [None, None, None])[:3] if out else (None, None, None)
-    working = (repo.root / rel_path).read_bytes() if (repo.root / rel_path).exists() else None
-    committed = repo.show(f"HEAD:{rel_path}")
+    if files is None:
+        working = (repo.root / rel_path).read_bytes() if (repo.root / rel_path).exists() else None
+        files = working, repo.show(f"HEAD:{rel_path}")
+    working, committed = files
     return Provenance(commit=commit or None, author=author, date=date, uncommitted=working != committed)
 
 

@@ -77,15 +77,17 @@ def candidates(store: Store, run: str) -> list[Source]:
     return collect(store, [run])[run]
 
 
-def collect(store: Store, runs: list[str], listing: str | None = None) -> dict[str, list[Source]]:
-    """The records of many runs at once: one `for-each-ref` (or what `ledgerref.listing` gave: LISTING) and one
+def collect(store: Store, runs: list[str], listing: str | None = None,
+            working: dict[str, bytes | None] | None = None) -> dict[str, list[Source]]:
+    """The records of many runs at once (WORKING: their ledger files' bytes, when the caller read them with
+    `Store.ledger_files`): one `for-each-ref` (or what `ledgerref.listing` gave: LISTING) and one
     `cat-file --batch` in all (HEAD's ledger of each run and every published one); for more than _LISTED runs, one
     `ls-tree` first, and the cat-file only when a committed ledger differs from the work tree's or a run was
     published."""
     repo = store.repo
     tips = ledgerref.tips(repo, listing)
     wanted = [(run, tips.get(run, [])) for run in runs]
-    working = store.ledger_files(runs)
+    working = store.ledger_files(runs) if working is None else working
     at_head = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs] if len(runs) <= _LISTED else []
     blobs = _committed_blobs(repo, runs, working) if not at_head else {}
     same = {run: _same_blob(working[run], blob) for run, blob in blobs.items()}
@@ -238,3 +240,9 @@ def newest_local(store: Store, run: str) -> Source | None:
     """The work tree's own record (working or committed), ignoring published ones."""
     found = [s for s in candidates(store, run) if s.kind != "published"]
     return found[0] if found else None
+
+
+def local_files(found: list[Source]) -> tuple[bytes, bytes | None] | None:
+    """The work tree's ledger bytes and HEAD's (None: HEAD has none) from a run's records; None: no file here."""
+    here = next((s for s in found if s.kind != "published"), None)
+    return (here.data, here.committed) if here is not None else None

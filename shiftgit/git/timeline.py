@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
-from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import ShiftError
@@ -29,8 +28,13 @@ from shiftgit.git.view import parse_json
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env
 
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     from shiftgit.git.sources import Source
+
+    Point = tuple[str, Mapping[str, Any], Mapping[str, Any], bool]  # commit, checkpoint, its record, note lost
 
 
 def listing(store: Store) -> str:
@@ -47,7 +51,6 @@ def notes_refs(store: Store, refs_listing: str | None = None) -> list[str]:
             + [r for r in (NOTES_REF,) if r in out] + [r for r in fetched if r.endswith("/notes/shift")])
 
 
-Point = tuple[str, Mapping[str, Any], Mapping[str, Any], bool]  # commit, checkpoint, its record, note lost
 
 
 def timeline(store: Store, limit: int | None = None, refs: list[str] | None = None,
@@ -73,12 +76,12 @@ def _uncommitted(store: Store, refs_listing: str | None) -> tuple[str | None, li
     """HEAD, and the checkpoints no commit of it carries yet: published ones, then the working ledgers' (the
     records of every run read once, git/sources.py: HEAD's ledgers and the published ones)."""
     head = store.repo.head()
-    runs = store.run_ids()
-    if not runs:
+    working = store.ledger_files()  # every run's file: one directory listing, one open each
+    if not working:
         return head, []
     from shiftgit.git.sources import collect
 
-    records = collect(store, runs, refs_listing)
+    records = collect(store, list(working), refs_listing, working)
     entries = _working(store, head, records)
     return head, _published(records, {e["id"] for e in entries}) + entries
 
@@ -111,32 +114,48 @@ def _walk(store: Store, seen: set[Any], refs: list[str] | None) -> Iterator[Poin
             for index in fetched:  # a remote's records, fetched and not merged yet: merged in
                 for commit, blob in index.blobs(chunk).items():
                     blobs.setdefault(commit, []).append(blob)
-            bare = [c for c in chunk if c not in local and c not in blobs]  # no record: a note written before the
-            for index in human if bare else ():  # split carries its JSON itself (a record's human note has none)
-                for commit, blob in index.blobs(bare).items():
-                    blobs.setdefault(commit, []).append(blob)
-            unnoted = [c for c, mentions, note in rows if mentions and not note.strip() and c not in blobs]
-            lost = _recomputed(store, named(repo, unnoted) if unnoted else [])
-            if blobs or lost:
-                noted = [c for c in chunk if c in local or c in blobs or c in lost]
-                documents: Iterable[tuple[str, Mapping[str, Any]]] = _notes(cat, noted, local, blobs, lost)
-            else:  # each record as `git log` gave it: the common case
-                documents = [(c, local[c]) for c in chunk if c in local]
-            for commit, document in documents:
-                points = document.get("checkpoints")
-                if not (type(points) is list and len(points) == 1 and type(points[0]) is dict):
-                    points = _points(document)
-                for point in points:
-                    key = point.get("id")
-                    try:
-                        if key in seen:
-                            continue
-                    except TypeError:  # an id no checkpoint of shiftgit's has (a list, an object): its JSON
-                        key = ("json", json.dumps(key, sort_keys=True))
-                        if key in seen:
-                            continue
-                    seen.add(key)
-                    yield commit, point, document, commit in lost
+            # The commits before the first one without a record need nothing more: their checkpoints come first,
+            # and `log -n N` that finds N there never looks up the rest (human notes, trailers).
+            first = next((i for i, c in enumerate(chunk) if c not in local and c not in blobs), len(chunk))
+            for part in (rows[:first], rows[first:]):
+                for commit, document, lost in _documents(store, cat, human, part, local, blobs):
+                    points = document.get("checkpoints")
+                    if not (type(points) is list and len(points) == 1 and type(points[0]) is dict):
+                        points = _points(document)
+                    for point in points:
+                        key = point.get("id")
+                        try:
+                            if key in seen:
+                                continue
+                        except TypeError:  # an id no checkpoint of shiftgit's has (a list, an object): its JSON
+                            key = ("json", json.dumps(key, sort_keys=True))
+                            if key in seen:
+                                continue
+                        seen.add(key)
+                        yield commit, point, document, lost
+
+
+def _documents(store: Store, cat: CatFile, human: list[NoteIndex], rows: list[tuple[str, bool, str]],
+               local: Mapping[str, dict[str, Any]], blobs: dict[str, list[str]]
+               ) -> Iterable[tuple[str, Mapping[str, Any], bool]]:
+    """The records of ROWS' commits, in their order, each marked when recomputed: LOCAL (what `git log` gave),
+    BLOBS (a remote's, fetched), a human note's JSON where a commit has neither, a record recomputed where a commit
+    names a checkpoint and has no note (its note lost)."""
+    if not rows:
+        return []
+    repo = store.repo
+    chunk = [commit for commit, _, _ in rows]
+    bare = [c for c in chunk if c not in local and c not in blobs]  # no record: a note written before the
+    for index in human if bare else ():  # split carries its JSON itself (a record's human note has none)
+        for commit, blob in index.blobs(bare).items():
+            blobs.setdefault(commit, []).append(blob)
+    unnoted = [c for c, mentions, note in rows if mentions and not note.strip() and c not in blobs]
+    lost = _recomputed(store, named(repo, unnoted) if unnoted else [])
+    if any(c in blobs for c in chunk) or lost:
+        noted = [c for c in chunk if c in local or c in blobs or c in lost]
+        return ((c, document, c in lost) for c, document in _notes(cat, noted, local, blobs, lost))
+    return [(c, local[c], False) for c in chunk if c in local]  # each record as `git log` gave it: the common case
+
 
 
 def _points(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -8,11 +8,11 @@ minutes of many sessions add up and no stretch is counted twice.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing costs ~4 ms to import (`status`): annotations only
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Mapping
+    from typing import Any
 
     from shiftgit.ledger.model import Ledger
 

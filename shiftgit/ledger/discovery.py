@@ -14,27 +14,32 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, NamedTuple, Protocol
 
 from shiftgit.errors import UsageError
-from shiftgit.repo import Repo
 
+TYPE_CHECKING = False  # typing costs ~4 ms to import (`status`, `show`): annotations only
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NamedTuple, Protocol
 
-class Store(Protocol):
-    """What discovery reads of ledger.store.Store (which calls discovery: no import back)."""
+    from shiftgit.repo import Repo
 
-    repo: Repo
+    class Store(Protocol):
+        """What discovery reads of ledger.store.Store (which calls discovery: no import back)."""
 
-    def ledger_path(self, run: str) -> Path: ...  # validates the run id
+        repo: Repo
 
-    def exists(self, run: str) -> bool: ...
+        def ledger_path(self, run: str) -> Path: ...  # validates the run id
 
-    def read(self, run: str) -> Any: ...
+        def exists(self, run: str) -> bool: ...
 
-    def run_ids(self) -> list[str]: ...
+        def read(self, run: str) -> Any: ...
 
-    def active_run(self, environ: Mapping[str, str] | None = None) -> str | None: ...
+        def run_ids(self) -> list[str]: ...
+
+        def active_run(self, environ: Mapping[str, str] | None = None) -> str | None: ...
+else:
+    from shiftgit.tuples import NamedTuple
 
 HOW_TO_PICK = "pick another with --run ID, SHIFT_RUN=ID or `shiftgit resume ID`"
 LISTED = 20

@@ -26,6 +26,7 @@ from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
+from shiftgit.ledger.reading import read_ledgers
 from shiftgit.ledger.runids import RUN_ID as _RUN_ID
 from shiftgit.ledger.runids import run_id_problem, validate_run_id
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -87,21 +88,15 @@ class Store:
     def ledger_path(self, run: str) -> Path:
         return self.inside("runs", validate_run_id(run), "ledger.json")
 
-    def ledger_files(self, runs: list[str]) -> dict[str, bytes | None]:
-        """The bytes of each run's ledger file in the work tree (None: it has none), each path refused as
-        `inside` refuses it (`.shift/` and `runs/` asked once for all)."""
+    def ledger_files(self, runs: list[str] | None = None) -> dict[str, bytes | None]:
+        """The bytes of each run's ledger file in the work tree (None: it has none; RUNS None: every run `run_ids`
+        lists, one directory listing), each path refused as `inside` refuses it (`.shift/`, `runs/` asked once)."""
         top = self._inside(("runs",))
-        found: dict[str, bytes | None] = {}
-        for run in runs:
-            path = os.path.join(top, validate_run_id(run))
-            for here in (path, os.path.join(path, "ledger.json")):
-                if os.path.islink(here):
-                    self._inside(("runs", run, "ledger.json"))  # the refusal, worded as everywhere
-            try:
-                with open(os.path.join(path, "ledger.json"), "rb") as handle:
-                    found[run] = handle.read()
-            except FileNotFoundError:
-                found[run] = None
+        if runs is None and not os.path.isdir(top):
+            return {}
+        found, linked = read_ledgers(top, runs if runs is None else [validate_run_id(run) for run in runs])
+        if linked is not None:
+            self._inside(("runs", linked, "ledger.json"))  # the refusal, worded as everywhere
         return found
 
     def run_ids(self) -> list[str]:

@@ -75,7 +75,13 @@ def path(git_dir: str | Path) -> Path:
 
 
 def _file(git_dir: str | Path) -> str:
-    return os.path.join(git_dir, "shift", NAME)  # os.path: `status` asks once per run
+    found = _FILES.get(git_dir)
+    if found is None:  # `status` asks once per run
+        found = _FILES[git_dir] = os.path.join(git_dir, "shift", NAME)
+    return found
+
+
+_FILES: dict[str | Path, str] = {}
 
 
 def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:

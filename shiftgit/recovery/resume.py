@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError
-from shiftgit.git import record
+from shiftgit.git import record, sources
 from shiftgit.ledger.checkstates import check_states
 from shiftgit.ledger.checkstates import failing as failing_states
 from shiftgit.ledger.discovery import Pick, discover
@@ -33,11 +33,6 @@ EXIT = {"resume": 0, "rollback": 3, "escalate": 4, "finished": 0}
 UNSETTLED = ("unknown", "attempted")
 LIST_CAP = 200
 COMMITS_PER_PATH = 10
-
-
-def pick_run(store: Store, run: str | None, command: str = "resume") -> str:
-    """The named run, else the one run discovery picks (ledger/discovery.py: one rule for every entry point)."""
-    return discover(store, run).run
 
 
 def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = False, take_over: bool = False,
@@ -269,12 +264,13 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     """The `resume --json` report for `run`, without printing or changing anything (`tree`: see `resume`)."""
     repo = store.repo
     rel = store.rel(store.ledger_path(run))
-    provenance = record.ledger_provenance(repo, rel)
+    found = sources.candidates(store, run)  # the work tree's file and HEAD's, the published ones: read once
+    provenance = record.ledger_provenance(repo, rel, sources.local_files(found))
     try:
         working = store.read(run)
     except LedgerError as exc:
         return _invalid(run, rel, provenance, str(exc))
-    chosen = takeover.select(store, run, working, rel, provenance)  # the newest record: here, or published
+    chosen = takeover.select(store, run, working, rel, provenance, found)  # the newest record: here, or published
     ledger = chosen.ledger
     worktree, head = (tree or repo.start_worktree_tree()).result(), repo.head()  # HEAD asked once, here
     if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here

@@ -42,20 +42,24 @@ class Record:
         return self.source is not None and self.source.kind == "published"
 
 
-def select(store: Store, run: str, working: Ledger, where: str, provenance: Provenance) -> Record:
-    """The working ledger, or a newer published one (schema-checked before it is used)."""
-    newest = sources.newest(store, run)
+def select(store: Store, run: str, working: Ledger, where: str, provenance: Provenance,
+           found: list[Source] | None = None) -> Record:
+    """The working ledger, or a newer published one (schema-checked before it is used). FOUND: the run's records,
+    when the caller has them (`sources.candidates`)."""
+    found = sources.candidates(store, run) if found is None else found
+    newest = sources.pick(found)
+    here = next((s for s in found if s.kind != "published"), None)  # what sources.newest_local says
     seq = working.checkpoint.seq if working.checkpoint else 0
     if newest is None or newest.kind != "published":
         return Record(working, where, provenance, newest, seq)
     if (newest.epoch, newest.seq) <= (ledgerref.epoch_of({"lease": dict(working.lease or {})}), seq):
         # not newer than the ledger in hand: no working file here (an archived run, read from the archive)
-        return Record(working, where, provenance, sources.newest_local(store, run), seq)
+        return Record(working, where, provenance, here, seq)
     place = f"{newest.ref}:ledger.json"
     try:
         ledger = parse_ledger(newest.data, place)
     except LedgerError as exc:
-        return Record(working, where, provenance, sources.newest_local(store, run), seq,
+        return Record(working, where, provenance, here, seq,
                       problem=f"{newest.describe()} cannot be used: {exc}")
     published_by = Provenance(newest.commit, newest.author, newest.committed_at, uncommitted=False)
     return Record(ledger, place, published_by, newest, seq)

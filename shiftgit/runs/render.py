@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError, ShiftError
 from shiftgit.ledger.budgets import number
 from shiftgit.ledger.store import Store
 
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     from shiftgit.ledger.model import Ledger
 
 TEXT_CAP = 200  # characters of recorded text per status line
@@ -21,15 +23,16 @@ def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
     from shiftgit.git import ledgerref
     from shiftgit.git.notes import NOTES_REF
-    from shiftgit.git.sources import collect
+    from shiftgit.git.sources import collect, pick
     from shiftgit.ledger.store import ARCHIVE_REF
     from shiftgit.runs.overview import row
 
     runs: list[dict[str, Any]] = []
-    run_ids = store.run_ids()
+    working = store.ledger_files()  # every run's file: one directory listing, one open each
+    run_ids = list(working)
     listing = ledgerref.listing(store.repo, ARCHIVE_REF, NOTES_REF)  # one git process: ledger refs, archive, notes
     refs = ledgerref.names(listing)
-    records = collect(store, run_ids, listing)  # the newest record of each run (git/sources.py)
+    records = collect(store, run_ids, listing, working)  # the newest record of each run (git/sources.py)
     for run in run_ids:
         found = records.get(run, [])
         here = next((source for source in found if source.kind != "published"), None)  # the file, read there
@@ -40,7 +43,7 @@ def status_report(store: Store) -> dict[str, Any]:
             runs.append({"id": run, "status": "error", "goal": None, "stop": None,
                          "error": textsafe.one_line(str(exc), 600)})
             continue
-        runs.append({**row(document), **_newest(run, found)})
+        runs.append({**row(document), **_newest(run, found, pick)})
     runs += _archived(store, {r["id"] for r in runs}) if ARCHIVE_REF in refs else []
     noted = NOTES_REF in refs
     try:
@@ -97,10 +100,9 @@ def _active(store: Store) -> str | None:
     return pick.run if pick else None
 
 
-def _newest(run: str, records: list[Any]) -> dict[str, Any]:
-    """The newest record of the run, and the command that adopts it when it is not here."""
-    from shiftgit.git.sources import pick
-
+def _newest(run: str, records: list[Any], pick: Callable[[list[Any]], Any]) -> dict[str, Any]:
+    """The newest record of the run (git/sources.pick, imported once by the caller: not once per run), and the
+    command that adopts it when it is not here."""
     source = pick(records)
     if source is None:
         return {"source": None}
