@@ -62,9 +62,9 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
     seq = seq_of(document)
     blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
     tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
-    import socket  # here: reading tips (the briefing) needs neither socket nor random
+    from shiftgit.procs import hostname  # here: reading tips (the briefing) needs no procs
 
-    host = socket.gethostname()
+    host = hostname()
     lease = document.get("lease")
     epoch = epoch_of(document)
     where = fence.place(fence.holder_text(lease.get("holder") if isinstance(lease, dict) else None))
@@ -105,12 +105,12 @@ def _claim_of(ref: str, text: str) -> fence.Claim | None:
 
 def claim_commit(repo: Repo, run: str, data: bytes, clone: str | None, parents: list[str]) -> str:
     """The commit an owner-epoch claim puts on the ledger ref (runs/lease.py makes it the tip compare-and-swap)."""
-    import socket
+    from shiftgit.procs import hostname
 
     document = _json(data)
     blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
     tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
-    message = (f"shiftgit ledger: {run} owner epoch {epoch_of(document)}\n\nShift-Host: {socket.gethostname()}\n"
+    message = (f"shiftgit ledger: {run} owner epoch {epoch_of(document)}\n\nShift-Host: {hostname()}\n"
                + (f"Shift-Clone: {clone}\n" if clone else "") + fence.trailers(document.get("lease")))
     return repo.commit_tree(tree, parents, message)
 
