@@ -79,8 +79,8 @@ class Repo(NamedTuple):
         if cwd is None and _BEGUN and _BEGUN[-1].cwd == os.getcwd():  # `checkpoint`: opened once, when it began
             return _BEGUN[-1].repo
         where = Path(cwd or os.getcwd())
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
-                              cwd=where, capture_output=True, text=True)
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir",
+                               "--show-object-format"], cwd=where, capture_output=True, text=True)
         lines = proc.stdout.splitlines()
         if proc.returncode != 0 or len(lines) < 3:
             raise UsageError(f"{where}: not a git repository (or a bare one); run shiftgit inside a "
@@ -88,6 +88,8 @@ class Repo(NamedTuple):
         common = Path(lines[2])
         if not common.is_absolute():
             common = (where / common).resolve()
+        if len(lines) > 3 and lines[3] in ID_WIDTH:  # `object_format` without asking again (an older git: it asks)
+            _FORMATS.setdefault(common, lines[3])
         return cls(Path(lines[0]), Path(lines[1]), common)
 
     def git(self, *args: str, input: str | bytes | None = None, env: Mapping[str, str] | None = None,

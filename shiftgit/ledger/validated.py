@@ -78,11 +78,14 @@ def _file(git_dir: str | Path) -> str:
     return os.path.join(git_dir, "shift", NAME)  # os.path: `status` asks once per run
 
 
-def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
-    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted)."""
+def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False, sha1_only: bool = False) -> None:
+    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted).
+    `sha1_only`: the caller knows the repository names objects with sha1, so no id but that one is ever looked up
+    (hashing a 1 MiB ledger with CPython's sha256 is a few ms per write)."""
     target = _file(git_dir)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    lines = "".join(_line(blob_ids(blob), written) for blob in data).encode()
+    ids = ((blob_id(blob),) if sha1_only else blob_ids(blob) for blob in data)
+    lines = "".join(_line(both, written) for both in ids).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         before = _key(os.fstat(fd))
@@ -98,7 +101,7 @@ def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False)
         _trim(target)
 
 
-def _line(ids: tuple[str, str], written: bool) -> str:
+def _line(ids: tuple[str, ...], written: bool) -> str:
     return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + "\n"
 
 
