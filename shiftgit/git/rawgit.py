@@ -61,7 +61,7 @@ def commit_object(tree: str, parents: list[str], author: bytes, committer: bytes
 
 
 def object_id(kind: str, body: bytes, width: int) -> str:
-    oid: str = hasher(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+    oid: str = hasher(width, len(body))(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
     return oid
 
 
@@ -73,7 +73,7 @@ def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
     for kind, body in objects:
         parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
     data = b"".join(parts)
-    checksum: bytes = hasher(width)(data).digest()
+    checksum: bytes = hasher(width, len(data))(data).digest()
     return data + checksum
 
 

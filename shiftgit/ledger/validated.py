@@ -30,7 +30,7 @@ WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a
 
 def blob_ids(data: bytes) -> tuple[str, str]:
     """The git blob ids of `data` in a sha1 and in a sha256 repository."""
-    sha1, sha256 = _hashes()
+    sha1, sha256 = hasher(40, len(data)), hasher(64, len(data))
     header = b"blob %d\0" % len(data)
     return sha1(header + data).hexdigest(), sha256(header + data).hexdigest()
 
@@ -54,7 +54,7 @@ def blob_id(data: bytes, *, sha256: bool = False) -> str:
     hit = _REMEMBERED.get(key)
     if hit is not None and hit[0] is data:  # the object is kept here, so its id is not another's
         return hit[1]
-    found: str = _hashes()[1 if sha256 else 0](b"blob %d\0" % len(data) + data).hexdigest()
+    found: str = hasher(64 if sha256 else 40, len(data))(b"blob %d\0" % len(data) + data).hexdigest()
     if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
         _REMEMBERED.clear()
         _REMEMBERED_BYTES = 0
