@@ -63,7 +63,8 @@ def _main(args: list[str], process: bool) -> int:
         code = quick(args)
         if code is not None:
             return code
-    if args[:1] == ["checkpoint"] and not {"-h", "--help"} & set(args):  # git hashes the work tree meanwhile
+    if args[:1] in (["checkpoint"], ["check"], ["verify"]) and not {"-h", "--help", "--retire", "--chain"} & set(args):
+        # git hashes the work tree while the command loads (the tree a checkpoint records, a check or verify compares)
         from shiftgit.repo import begin_worktree_tree
 
         begin_worktree_tree()

@@ -3,6 +3,8 @@
 
 The module is chosen by Python's version, not by trying one and falling back: under the git hooks'
 `python -S`, a failed import goes to the last finder, which loads site (~10 ms) before it gives up.
+For data of BIG bytes or more, hashlib all the same: OpenSSL hashes ten times faster, so past a few hundred
+KiB (a ledger of 1,000 effects is 1 MiB, hashed once per write) its import pays for itself at once.
 """
 
 from __future__ import annotations
@@ -15,8 +17,16 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def hasher(width: int) -> Callable[[bytes], Any]:
-    """sha1 (width 40, git's hex length) or sha256 (width 64): the constructor, `hasher(40)(data).hexdigest()`."""
+BIG = 256 * 1024
+
+
+def hasher(width: int, size: int = 0) -> Callable[[bytes], Any]:
+    """sha1 (width 40, git's hex length) or sha256 (width 64): the constructor, `hasher(40)(data).hexdigest()`.
+    `size`: how many bytes it will hash (from BIG on: hashlib's)."""
+    if size >= BIG:
+        import hashlib
+
+        return hashlib.sha1 if width == 40 else hashlib.sha256
     made = _MADE.get(width)
     if made is None:  # an import statement per call cost ~10 us: `status` asks three times per run
         made = _MADE[width] = _hasher(width)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -65,10 +64,15 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19]) if fields and len(fields) > 19 else None
 
 
+def hostname() -> str:
+    """This machine's name, as `socket.gethostname()` gives it (uname's node name), without importing socket."""
+    return os.uname().nodename
+
+
 def identity(pid: int | None = None) -> dict[str, Any]:
     """This process (or `pid` on this machine) as a record: host, boot, pid, start."""
     pid = os.getpid() if pid is None else pid
-    return {"host": socket.gethostname(), "boot": boot_id(), "pid": pid, "start": start_ticks(pid)}
+    return {"host": hostname(), "boot": boot_id(), "pid": pid, "start": start_ticks(pid)}
 
 
 def agent_markers(environ: Mapping[str, str]) -> list[str]:
@@ -98,7 +102,7 @@ def is_alive(who: Mapping[str, Any] | None) -> bool | None:
     """True: that very process runs; False: it is gone; None: it ran on another machine, cannot tell."""
     if not who or not isinstance(who.get("pid"), int):
         return False
-    if who.get("host") != socket.gethostname():
+    if who.get("host") != hostname():
         return None
     if who.get("boot") and boot_id() and who["boot"] != boot_id():
         return False  # the machine rebooted since

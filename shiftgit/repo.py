@@ -68,6 +68,10 @@ def files_of(changes: list[Change]) -> list[FileEntry]:
             if c.path != SHIFT_DIR and not c.path.startswith(SHIFT_DIR + "/")]
 
 
+# What `Repo.open` asks git (object format last: an older git that lacks it still answers the rest).
+OPEN_ARGS = ("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format")
+
+
 class Repo(NamedTuple):
     """A work tree and its git dirs. (NamedTuples here, not dataclasses: importing `dataclasses` pulls
     `inspect`, a cost every agent hook would pay.)"""
@@ -83,8 +87,7 @@ class Repo(NamedTuple):
         import subprocess
 
         where = Path(cwd or os.getcwd())
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
-                              cwd=where, capture_output=True, text=True)
+        proc = subprocess.run(["git", *OPEN_ARGS], cwd=where, capture_output=True, text=True)
         return cls.opened(where, proc.returncode, proc.stdout)
 
     @classmethod
@@ -97,6 +100,8 @@ class Repo(NamedTuple):
         common = Path(lines[2])
         if not common.is_absolute():
             common = (where / common).resolve()
+        if len(lines) > 3 and lines[3] in ID_WIDTH:  # `object_format` without asking again (an older git: it asks)
+            _FORMATS.setdefault(common, lines[3])
         return cls(Path(lines[0]), Path(lines[1]), common)
 
     def git(self, *args: str, input: str | bytes | None = None, env: Mapping[str, str] | None = None,

@@ -102,3 +102,9 @@ def test_a_wrong_record_is_not_trusted_once_the_index_changes(here: Repo) -> Non
     record.write_text(f"{key}\n{'0' * 40}\n")  # a record whose tree is not the index's
     here.write("calc.py", "changed\n")
     assert worktreecache.tree(repo) == repo.worktree_tree() != "0" * 40
+
+
+def test_the_early_rev_parse_asks_what_repo_open_asks() -> None:
+    from shiftgit.repo import OPEN_ARGS
+
+    assert worktreecache.OPEN == list(OPEN_ARGS)  # else Repo.opened reads an answer to another question

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from shiftgit.procs import pid_exists, stat_fields
+from shiftgit.procs import hostname, pid_exists, stat_fields
 
 CONNECT_TIMEOUT = 0.3
 
@@ -20,7 +19,7 @@ def process_state(pid: int) -> str | None:
 
 def same_process(pid: int, identity: Mapping[str, Any]) -> bool:
     """A recorded identity (host, boot id, start ticks; see effects' procs.identity) still names this pid."""
-    if identity.get("host") not in (None, socket.gethostname()):
+    if identity.get("host") not in (None, hostname()):
         return False
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
@@ -39,6 +38,8 @@ def pid_alive(pid: int) -> bool:
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = CONNECT_TIMEOUT) -> bool:
+    import socket  # here: the liveness of a process needs none
+
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return True
@@ -58,6 +59,6 @@ def is_alive(pid: int | None, port: int | None, identity: Mapping[str, Any] | No
 
 def liveness(pid: int | None, port: int | None, identity: Mapping[str, Any] | None = None) -> str:
     """alive, dead, or unknown: no pid was recorded, or it was recorded on another host (nothing here can tell)."""
-    if pid is None or (identity and identity.get("host") not in (None, socket.gethostname())):
+    if pid is None or (identity and identity.get("host") not in (None, hostname())):
         return "unknown"
     return "alive" if is_alive(pid, port, identity) else "dead"

@@ -9,16 +9,19 @@ and, when two machines' histories diverge, keeps both with the newer ledger (by 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
 from shiftgit.errors import Fenced, GitError
-from shiftgit.git import fence
-from shiftgit.repo import Repo
+from shiftgit.git import fence, rawgit
+from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from typing import NamedTuple
+
+    from shiftgit.git.shiftrefs import Writer
 else:
     from shiftgit.tuples import NamedTuple
 
@@ -55,16 +58,24 @@ class Tip(NamedTuple):
         return self.ref[len(TRACKING):].split("/", 1)[0] if self.ref.startswith(TRACKING) else None
 
 
-def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -> str | None:
-    """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes."""
+def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, by: Writer | None = None) -> str | None:
+    """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes.
+
+    `by` (git/shiftrefs.writer): the blob, tree and commit are written by one `unpack-objects` and the ref moved
+    by one `update-ref` (rawgit.write_refs), not by four plumbing commands; when that fails or loses the swap,
+    the plumbing does it from a fresh look at the tip."""
     ref = ref_name(run)
     document = _json(data)
     seq = seq_of(document)
-    blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
-    tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
-    import socket  # here: reading tips (the briefing) needs neither socket nor random
+    objects: list[tuple[str, bytes]] = []
+    if by is not None:
+        listing = rawgit.tree_body({FILE: ("100644", rawgit.object_id("blob", data, by.width))})
+        objects, tree = [("blob", data), ("tree", listing)], rawgit.object_id("tree", listing, by.width)
+    else:
+        tree = _tree(repo, data)
+    from shiftgit.procs import hostname  # here: reading tips (the briefing) needs no procs
 
-    host = socket.gethostname()
+    host = hostname()
     lease = document.get("lease")
     epoch = epoch_of(document)
     where = fence.place(fence.holder_text(lease.get("holder") if isinstance(lease, dict) else None))
@@ -78,6 +89,17 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
         on_top = _claim_of(ref, tip[2] if len(tip) > 2 else "")
         if epoch and on_top is not None and fence.rival(on_top, epoch, where):  # no older or rival epoch on top
             raise Fenced(fence.fenced_line(run, epoch, on_top))
+        if objects and by is not None:
+            text = message.encode("utf-8", "surrogateescape")
+            body = rawgit.commit_object(tree, [previous] if previous else [], by.author, by.committer, text)
+            commit = rawgit.object_id("commit", body, by.width)
+            swap = [(ref, commit, previous)]
+            with contextlib.suppress(OSError):
+                if rawgit.write_refs(["-C", str(repo.root)], clean_env(), [*objects, ("commit", body)], swap,
+                                     f"shiftgit checkpoint {run} {seq}", by.width):
+                    return commit
+            objects, tree = [], _tree(repo, data)  # the plumbing from here, from a fresh look at the tip
+            continue
         commit = repo.commit_tree(tree, [previous] if previous else [], message)
         try:
             repo.update_ref(ref, commit, previous or repo.null_id, f"shiftgit checkpoint {run} {seq}")
@@ -94,6 +116,12 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None) -
 TIP_TRAILERS = "%(trailers:only,unfold,separator=%x1e)"
 
 
+def _tree(repo: Repo, data: bytes) -> str:
+    """The one-file tree holding `data` as FILE, written by `hash-object` and `mktree`."""
+    blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
+    return repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
+
+
 def _claim_of(ref: str, text: str) -> fence.Claim | None:
     meta = dict(t.partition(": ")[::2] for t in text.strip().split("\x1e") if ": " in t)
     epoch = meta.get("Shift-Epoch", "").strip()
@@ -105,12 +133,11 @@ def _claim_of(ref: str, text: str) -> fence.Claim | None:
 
 def claim_commit(repo: Repo, run: str, data: bytes, clone: str | None, parents: list[str]) -> str:
     """The commit an owner-epoch claim puts on the ledger ref (runs/lease.py makes it the tip compare-and-swap)."""
-    import socket
+    from shiftgit.procs import hostname
 
     document = _json(data)
-    blob = repo.git("hash-object", "-w", "--stdin", input=data).strip()
-    tree = repo.git("mktree", input=f"100644 blob {blob}\t{FILE}\n").strip()
-    message = (f"shiftgit ledger: {run} owner epoch {epoch_of(document)}\n\nShift-Host: {socket.gethostname()}\n"
+    tree = _tree(repo, data)
+    message = (f"shiftgit ledger: {run} owner epoch {epoch_of(document)}\n\nShift-Host: {hostname()}\n"
                + (f"Shift-Clone: {clone}\n" if clone else "") + fence.trailers(document.get("lease")))
     return repo.commit_tree(tree, parents, message)
 

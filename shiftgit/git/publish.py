@@ -21,6 +21,7 @@ from pathlib import Path
 
 from shiftgit.errors import ShiftError, UsageError
 from shiftgit.ledger.store import Store
+from shiftgit.procs import hostname
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import (`status`): annotations only
@@ -113,11 +114,10 @@ def publish(repo: Repo, remote: str) -> dict[str, Any]:
 def record(repo: Repo, remote: str, result: str, detail: str, **extra: Any) -> dict[str, Any]:
     """Keep the last result where `status` and the briefing read it."""
     import datetime as dt  # here, with socket: `status` and the briefing only read the result
-    import socket
 
     from shiftgit.ledger.store import write_atomic
 
-    entry = {"remote": remote, "result": result, "detail": detail[:500], "host": socket.gethostname(),
+    entry = {"remote": remote, "result": result, "detail": detail[:500], "host": hostname(),
              "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), **extra}
     try:
         write_atomic(_path(repo, RESULT), (json.dumps(entry, sort_keys=True) + "\n").encode())

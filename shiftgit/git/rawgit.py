@@ -51,13 +51,17 @@ def tree_body(tree: Mapping[str, tuple[str, str]]) -> bytes:
 
 def commit_body(tree: bytes, width: int, parent: str | None, author: bytes, committer: bytes, message: bytes) -> bytes:
     """A commit object's bytes, as `commit-tree` writes them with no signature or encoding: TREE is the tree's body."""
-    return (b"tree %s\n" % object_id("tree", tree, width).encode()
-            + (b"parent %s\n" % parent.encode() if parent else b"")
+    return commit_object(object_id("tree", tree, width), [parent] if parent else [], author, committer, message)
+
+
+def commit_object(tree: str, parents: list[str], author: bytes, committer: bytes, message: bytes) -> bytes:
+    """A commit object's bytes, as `commit-tree` writes them with no signature or encoding: TREE is the tree's id."""
+    return (b"tree %s\n" % tree.encode() + b"".join(b"parent %s\n" % parent.encode() for parent in parents)
             + b"author %s\ncommitter %s\n\n%s" % (author, committer, message))
 
 
 def object_id(kind: str, body: bytes, width: int) -> str:
-    oid: str = hasher(width)(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+    oid: str = hasher(width, len(body))(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
     return oid
 
 
@@ -69,8 +73,18 @@ def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
     for kind, body in objects:
         parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
     data = b"".join(parts)
-    checksum: bytes = hasher(width)(data).digest()
+    checksum: bytes = hasher(width, len(data))(data).digest()
     return data + checksum
+
+
+def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]],
+               swaps: list[tuple[str, str, str | None]], message: str, width: int) -> bool:
+    """OBJECTS written by one `unpack-objects`, then every swap (ref, new id, old id; None: the ref must not exist
+    yet) made by one `update-ref --stdin`, all or none; False when either failed (a swap lost to another writer,
+    say): no ref moved. WHERE: git's leading options (`-C DIR`)."""
+    text = "".join(f"update {ref} {new} {old or '0' * width}\n" for ref, new, old in swaps).encode()
+    return (run([*where, "unpack-objects", "-q"], env, pack(objects, width))[0] == 0
+            and run([*where, "update-ref", "-m", message, "--stdin"], env, text)[0] == 0)
 
 
 def _pack_header(code: int, size: int) -> bytes:

@@ -154,11 +154,9 @@ def _direct(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, prev
     commit = rawgit.commit_body(tree, by.width, previous, by.author, by.committer, text.encode())
     objects = [*(("blob", data) for data in files.values()), ("tree", tree), ("commit", commit)]
     oid = rawgit.object_id("commit", commit, by.width)
-    swap = f"update {ref} {oid} {previous or '0' * by.width}\n".encode()
-    env, where = clean_env(), ["-C", str(repo.root)]
     try:
-        if (rawgit.run([*where, "unpack-objects", "-q"], env, rawgit.pack(objects, by.width))[0] != 0
-                or rawgit.run([*where, "update-ref", "-m", message.split("\n", 1)[0], "--stdin"], env, swap)[0] != 0):
+        if not rawgit.write_refs(["-C", str(repo.root)], clean_env(), objects, [(ref, oid, previous)],
+                                 message.split("\n", 1)[0], by.width):
             return None
     except OSError:
         return None

@@ -7,11 +7,12 @@ shiftgit (same schema version) round-trips without losing data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from shiftgit.ledger.canonical import canonical_bytes as canonical_bytes  # defined there: no model needed
-from shiftgit.ledger.modelbase import Record as Record  # eq, hash, repr (the machinery: ledger/record.py)
+from shiftgit.ledger.record import Record as Record  # the machinery: ledger/record.py
+from shiftgit.ledger.record import dataclass  # dataclasses' own for mypy, a cheaper build of it at run time
 
 SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
@@ -26,21 +27,21 @@ HISTORY_CAP = 100
 DONE_CAP = 50
 DECISIONS_CAP = 50
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Budgets(Record):
     minutes: float | None = None
     tokens: int | None = None
     cost: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Acceptance(Record):  # a named command (argv, no shell) that must pass before `finish --status completed`
     name: str
     argv: tuple[str, ...] = ()  # empty: a schema 1 free-text criterion, kept in `text`, that nothing can run
     text: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Contract(Record):
     goal: str
     stop_when: str
@@ -61,7 +62,7 @@ class Contract(Record):
     worktree: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Constraint(Record):
     id: str
     text: str
@@ -71,7 +72,7 @@ class Constraint(Record):
     reason: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Amendment(Record):
     id: str
     at: str
@@ -81,7 +82,7 @@ class Amendment(Record):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Check(Record):
     id: str
     name: str
@@ -107,40 +108,40 @@ class Check(Record):
     checkpoint: int | None = None  # the seq of the checkpoint this result first entered (null while pending)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class FileChange(Record):
     path: str
     id: str | None = None
     status: str = "M"
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Item(Record):
     text: str
     seq: int = 0
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Decision(Record):
     text: str
     rationale: str | None = None
     seq: int = 0
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class NextAction(Record):
     action: str | None = None
     done_when: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Spend(Record):
     tokens: int = 0
     cost: float = 0.0
     minutes: float = 0.0
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Checkpoint(Record):
     id: str
     seq: int
@@ -171,7 +172,7 @@ class Checkpoint(Record):
     session: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class HistoryEntry(Record):
     id: str
     seq: int
@@ -181,7 +182,7 @@ class HistoryEntry(Record):
     turn: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Effect(Record):
     key: str
     kind: str
@@ -213,7 +214,7 @@ class Effect(Record):
     log: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Approval(Record):
     key: str
     state: str = "requested"
@@ -226,7 +227,7 @@ class Approval(Record):
     history: tuple[Mapping[str, Any], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Stop(Record):
     reason: str
     detail: str | None = None
@@ -234,7 +235,7 @@ class Stop(Record):
     closed: int | None = None  # the seq of the checkpoint that closed it (work went on)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Retirement(Record):  # `check --retire NAME --reason R`: the check leaves at the next checkpoint (its seq)
     name: str
     reason: str
@@ -242,7 +243,7 @@ class Retirement(Record):  # `check --retire NAME --reason R`: the check leaves 
     checkpoint: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Receipt(Record):
     status: str
     at: str
@@ -253,7 +254,7 @@ class Receipt(Record):
     reviewer_action: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Review(Record):
     """Review feedback that follows the job (`shiftgit review add|resolve`)."""
 
@@ -268,7 +269,7 @@ class Review(Record):
     reason: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Reopening(Record):
     at: str
     reason: str
@@ -276,7 +277,7 @@ class Reopening(Record):
     from_status: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Confirmation(Record):
     """A milestone awaiting the owner's agreement (`checkpoint --milestone --confirm`, `shiftgit confirm`)."""
 
@@ -290,7 +291,7 @@ class Confirmation(Record):
     correction: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)  # ledger/modelbase.py
+@dataclass(frozen=True, kw_only=True)
 class Ledger(Record):
     schema_version: int = SCHEMA_VERSION
     run: str

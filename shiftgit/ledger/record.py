@@ -2,6 +2,15 @@
 
 Every record keeps the keys it does not know in `extra`, so a document written by a newer
 shiftgit (same schema version) round-trips without losing data.
+
+The model's classes are declared `@dataclass(frozen=True, kw_only=True)`; mypy sees dataclasses' own,
+while at run time `dataclass` below builds the same class for a fraction of the cost (dataclasses
+compiles five methods per class and asks inspect for a signature: the model's two dozen classes cost
+about two Python start-ups, as much as the rest of a small `checkpoint`). The fields are dataclasses'
+own (`dataclasses.fields`, `replace` and `is_dataclass` work as on any dataclass); `__eq__`, `__hash__`,
+`__repr__` and the frozen `__setattr__`/`__delattr__` are written once, on `Record`; each class's
+`__init__` (the same signature and checks as dataclasses' one) is compiled on its first instance, so a
+command compiles only the records it builds. tests/test_records.py compares both builders.
 """
 
 from __future__ import annotations
@@ -10,8 +19,10 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
+
+TYPE_CHECKING = False
 
 R = TypeVar("R", bound="Record")
 Converter = Callable[[Any], Any] | None  # JSON value (never None) -> field value; None: the value as it is
@@ -108,11 +119,102 @@ def _dump(value: Any) -> Any:
     return value
 
 
+def _dataclass(*, frozen: bool, kw_only: bool) -> Callable[[type[R]], type[R]]:
+    """`dataclasses.dataclass(frozen=True, kw_only=True)` for a `Record` class, built as the module says."""
+    if not (frozen and kw_only):
+        raise TypeError("ledger records are frozen and keyword-only")
+    return _build
+
+
+def _build(cls: type[R]) -> type[R]:
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        fields.update(base.__dict__.get("__dataclass_fields__", {}))
+    for name, kind in cls.__dict__.get("__annotations__", {}).items():
+        if not isinstance(kind, str) or "ClassVar" in kind or "InitVar" in kind:  # what dataclasses reads otherwise
+            raise TypeError(f"{cls.__name__}.{name}: a record's annotations are its fields' types, as text")
+        default = cls.__dict__.get(name, dataclasses.MISSING)
+        made: Any = default if isinstance(default, dataclasses.Field) else field(default=default)
+        made.name, made.type, made._field_type = name, kind, dataclasses._FIELD  # type: ignore[attr-defined]
+        if made.kw_only is dataclasses.MISSING:
+            made.kw_only = True
+        if made.default.__class__.__hash__ is None:
+            raise ValueError(f"mutable default {type(made.default)} for field {name} is not allowed: use "
+                             "default_factory")
+        if isinstance(default, dataclasses.Field):  # what dataclasses leaves on the class: the default, or nothing
+            if made.default is dataclasses.MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, made.default)
+        fields[name] = made
+    type.__setattr__(cls, "__dataclass_fields__", fields)
+    type.__setattr__(cls, "__match_args__", ())
+    type.__setattr__(cls, "__init__", _first_init)
+    return cls
+
+
+def _first_init(self: Record, **values: Any) -> None:
+    """Compile this class's `__init__` (as dataclasses writes it), put it on the class, and run it."""
+    cls = type(self)
+    names: dict[str, Any] = {"_set": object.__setattr__, "_HAS_DEFAULT_FACTORY": _FACTORY}
+    params, body = [], []
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            names[f"_dflt_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_HAS_DEFAULT_FACTORY")
+            value = f"_dflt_{f.name}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}"
+        else:
+            if f.default is not dataclasses.MISSING:
+                names[f"_dflt_{f.name}"] = f.default
+            params.append(f.name + ("" if f.default is dataclasses.MISSING else f"=_dflt_{f.name}"))
+            value = f.name
+        body.append(f"  _set(self, {f.name!r}, {value})")
+    made: dict[str, Any] = {}
+    exec(f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body or ["  pass"]), names, made)
+    init = made["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {**{f.name: f.type for f in dataclasses.fields(cls)}, "return": None}
+    type.__setattr__(cls, "__init__", init)
+    init(self, **values)
+
+
+class _Factory:
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+if TYPE_CHECKING:
+    from dataclasses import dataclass as dataclass
+else:
+    dataclass = _dataclass
+
+
 @dataclass(frozen=True, kw_only=True)
 class Record:
     """Base of every ledger record: generic conversion, unknown keys kept in `extra`."""
 
     extra: Mapping[str, Any] = field(default_factory=dict, compare=True)
+
+    if not TYPE_CHECKING:  # mypy reads dataclasses' own
+        def __eq__(self, other: object) -> bool:
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            names = _compared(self.__class__)
+            return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+        def __hash__(self) -> int:
+            return hash(tuple(getattr(self, n) for n in _compared(self.__class__)))
+
+        def __repr__(self) -> str:
+            shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)
+            return f"{self.__class__.__qualname__}({shown})"
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+        def __delattr__(self, name: str) -> None:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
     @classmethod
     def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
@@ -130,3 +232,13 @@ class Record:
         for name, _ in _plan(type(self))[0]:
             out[name] = _dump(getattr(self, name))
         return out
+
+
+_COMPARED: dict[type, tuple[str, ...]] = {}
+
+
+def _compared(cls: type) -> tuple[str, ...]:
+    """The fields `__eq__` and `__hash__` compare (dataclasses: compare=True; hash None follows compare)."""
+    if cls not in _COMPARED:
+        _COMPARED[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.compare)
+    return _COMPARED[cls]

@@ -30,7 +30,7 @@ WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a
 
 def blob_ids(data: bytes) -> tuple[str, str]:
     """The git blob ids of `data` in a sha1 and in a sha256 repository."""
-    sha1, sha256 = _hashes()
+    sha1, sha256 = hasher(40, len(data)), hasher(64, len(data))
     header = b"blob %d\0" % len(data)
     return sha1(header + data).hexdigest(), sha256(header + data).hexdigest()
 
@@ -54,7 +54,7 @@ def blob_id(data: bytes, *, sha256: bool = False) -> str:
     hit = _REMEMBERED.get(key)
     if hit is not None and hit[0] is data:  # the object is kept here, so its id is not another's
         return hit[1]
-    found: str = _hashes()[1 if sha256 else 0](b"blob %d\0" % len(data) + data).hexdigest()
+    found: str = hasher(64 if sha256 else 40, len(data))(b"blob %d\0" % len(data) + data).hexdigest()
     if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
         _REMEMBERED.clear()
         _REMEMBERED_BYTES = 0
@@ -84,11 +84,14 @@ def _file(git_dir: str | Path) -> str:
 _FILES: dict[str | Path, str] = {}
 
 
-def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False) -> None:
-    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted)."""
+def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False, sha1_only: bool = False) -> None:
+    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted).
+    `sha1_only`: the caller knows the repository names objects with sha1, so no id but that one is ever looked up
+    (hashing a 1 MiB ledger with CPython's sha256 is a few ms per write)."""
     target = _file(git_dir)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    lines = "".join(_line(blob_ids(blob), written) for blob in data).encode()
+    ids = ((blob_id(blob),) if sha1_only else blob_ids(blob) for blob in data)
+    lines = "".join(_line(both, written) for both in ids).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         before = _key(os.fstat(fd))
@@ -104,7 +107,7 @@ def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False)
         _trim(target)
 
 
-def _line(ids: tuple[str, str], written: bool) -> str:
+def _line(ids: tuple[str, ...], written: bool) -> str:
     return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + "\n"
 
 

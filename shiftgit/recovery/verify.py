@@ -164,7 +164,7 @@ def verify(store: Store, run: str, *, repeat: int = 1, pinned: Sequence[str] = (
                               "checks": [], "drift": {}, "untrusted": []}
     if point is None:
         return report
-    worktree = worktree or store.repo.worktree_tree()
+    worktree = worktree or store.repo.worktree_build().result()  # begun before verify's code loaded (__main__)
     report["drift"] = drift(store, ledger, point, worktree)
     checks = trust.latest_per_command(point.checks)
     if not checks:

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import secretscan
+from shiftgit.git import rawgit, secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.checkstates import carry
 from shiftgit.ledger.model import (
@@ -26,9 +27,13 @@ from shiftgit.ledger.model import (
     Spend,
 )
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo, TreeBuild, files_of
+from shiftgit.repo import Repo, TreeBuild, clean_env, files_of
 from shiftgit.runs.contract import new_id, now_iso
 from shiftgit.runs.reviews import request
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shiftgit.git.shiftrefs import Writer
 
 SNAPSHOT_RETRIES = 20
 ITEM_KINDS = ("done", "doing", "blocked", "questions", "decisions")
@@ -73,6 +78,9 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     if spec.resolve and not (spec.reason or "").strip():
         raise UsageError("--resolve needs a reason: `shiftgit checkpoint --resolve TEXT --reason R`; nothing was "
                          "written")
+    from shiftgit.git.shiftrefs import ask_writer
+
+    writer = ask_writer(store.repo)  # one `git var -l`, beside what follows: who the snapshot and ledger commits are by
     store.read(run)  # fail on a broken ledger before any ref or ledger is written
     from shiftgit.ledger.chain import history_link
     from shiftgit.runs.lease import guard
@@ -86,13 +94,14 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     kept, held = secretscan.clean_tree(repo, head, tree, changes)  # the snapshot (pushed by sync) holds no secret
     withheld = {"withheld": [w.to_dict() for w in held]} if held else {}
     made: list[Checkpoint] = []
+    by = writer()
 
     def change(ledger: Ledger) -> Ledger:
         at = now_iso()
         previous = ledger.checkpoint
         seq = (previous.seq if previous else 0) + 1
         resolutions = _resolutions(previous, spec, seq, at)  # an unknown --resolve: refused before any write
-        snapshot = _snapshot(store, ledger.run, kept, head, seq)
+        snapshot = _snapshot(store, ledger.run, kept, head, seq, previous.snapshot if previous else "", by)
         checks = carry(previous.checks if previous else (), ledger.pending_checks, ledger.retired, seq, tree)
         link = history_link(previous.to_dict()) if previous else {}
         spend = _add_spend(ledger, spec, at)
@@ -120,11 +129,11 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         return request(ledger, seq, spec.step, at) if spec.confirm else ledger
 
     store.update(run, change, checked=checked)
-    publish(store, run)
+    publish(store, run, by)
     return made[0]
 
 
-def publish(store: Store, run: str) -> None:
+def publish(store: Store, run: str, by: Writer | None = None) -> None:
     """Commit the working ledger to refs/shift/ledgers/<run>; with `"publish"` configured, push it in the background.
 
     The push never blocks or fails the checkpoint: its result is recorded for `status` and the briefing.
@@ -135,7 +144,7 @@ def publish(store: Store, run: str) -> None:
 
     with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
         data = store.ledger_path(run).read_bytes()
-        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo))
+        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by)
     publisher.start_configured(store)
 
 
@@ -147,16 +156,31 @@ def _head_and_branch(repo: Repo) -> tuple[str | None, str | None]:
     return repo.head(), repo.branch()  # no commit yet (or a surprise): as those say
 
 
-def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int) -> str:
-    """Keep the working tree as a commit under refs/shift/ (HEAD, index and files untouched)."""
+def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int, guess: str | None,
+              by: Writer | None) -> str:
+    """Keep the working tree as a commit under refs/shift/ (HEAD, index and files untouched).
+
+    The ref is shared by worktrees and `sync`, so it moves compare-and-swap. `guess`: what it most likely holds
+    (the last checkpoint's snapshot; "" for none): with a writer (git/shiftrefs.writer), the commit is written
+    by one `unpack-objects` and the ref moved by one `update-ref` against that guess (rawgit.write_refs); when
+    the guess was wrong, or that way fails, the plumbing does it from what the ref holds."""
     ref = f"refs/shift/snapshots/{run}"
-    for attempt in range(SNAPSHOT_RETRIES + 1):  # the ref is shared by worktrees and `sync`: compare-and-swap
+    message = f"shiftgit snapshot: {run} checkpoint {seq}"
+    reflog = f"shiftgit checkpoint {run} {seq}"
+    if by is not None and guess is not None and len(guess) in (0, by.width):
+        parents = list(dict.fromkeys(p for p in (head, guess) if p))
+        body = rawgit.commit_object(tree, parents, by.author, by.committer, message.encode() + b"\n")
+        commit = rawgit.object_id("commit", body, by.width)
+        with contextlib.suppress(OSError):
+            if rawgit.write_refs(["-C", str(store.repo.root)], clean_env(), [("commit", body)],
+                                 [(ref, commit, guess or None)], reflog, by.width):
+                return commit
+    for attempt in range(SNAPSHOT_RETRIES + 1):
         previous = store.repo.ref(ref)
         parents = [p for p in (head, previous) if p]
-        message = f"shiftgit snapshot: {run} checkpoint {seq}"
         commit = store.repo.commit_tree(tree, list(dict.fromkeys(parents)), message)
         try:
-            store.repo.update_ref(ref, commit, previous or store.repo.null_id, f"shiftgit checkpoint {run} {seq}")
+            store.repo.update_ref(ref, commit, previous or store.repo.null_id, reflog)
             return commit
         except GitError:
             if attempt == SNAPSHOT_RETRIES:

@@ -52,7 +52,7 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     from shiftgit.runs.lease import guard
 
     guard(store, run)  # a fenced writer stops here, before the command runs (exit 4)
-    content = store.repo.worktree_tree()
+    content = store.repo.worktree_build().result()  # begun before this code loaded (__main__)
     check_id = new_id("k")
     started = now_iso()  # when the command started, not when it finished
     result, kept = _run(store, run, check_id, spec, workdir, echo)

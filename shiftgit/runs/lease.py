@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -26,6 +25,7 @@ from typing import Any, NamedTuple
 from shiftgit.errors import Fenced, GitError, ShiftError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
+from shiftgit.procs import hostname
 from shiftgit.repo import clean_env
 
 DEFAULT_MINUTES = 30.0
@@ -49,7 +49,7 @@ def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, An
 
     env = os.environ if environ is None else environ
     session = next((env[name] for name in SESSION_VARS if env.get(name)), None)
-    return {"host": socket.gethostname(), "clone": clone_id(store.repo), "worktree": str(store.repo.root),
+    return {"host": hostname(), "clone": clone_id(store.repo), "worktree": str(store.repo.root),
             "pid": os.getppid(), "session": session}
 
 

@@ -1,0 +1,74 @@
+"""A checkpoint writes its snapshot and ledger-ref commits itself (rawgit.write_refs): the very commits
+`commit-tree` writes, on the ref's real tip even when the guess of it was wrong, and git's own way
+whenever the user's config asks for more than a plain commit (a commit encoding, a signing key)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import Repo
+
+from shiftgit.git import ledgerref, rawgit, shiftrefs
+from shiftgit.repo import Repo as GitRepo
+
+DATES = {"GIT_AUTHOR_DATE": "2026-01-02T03:04:05+01:00", "GIT_COMMITTER_DATE": "2026-01-02T03:04:06+01:00"}
+SNAPSHOT, LEDGER = "refs/shift/snapshots/demo", "refs/shift/ledgers/demo"
+
+
+def parts(repo: Repo, commit: str) -> tuple[str, list[str], str]:
+    """The commit's tree, parents and message."""
+    head, _, message = repo.git("cat-file", "commit", commit).partition("\n\n")
+    fields = [line.split(" ", 1) for line in head.splitlines()]
+    return ([v for k, v in fields if k == "tree"][0], [v for k, v in fields if k == "parent"], message)
+
+
+def by_commit_tree(repo: Repo, commit: str) -> str:
+    """What `git commit-tree` makes of the same tree, parents and message, at the same dates."""
+    tree, parents, message = parts(repo, commit)
+    argv = ["commit-tree", tree, *(x for p in parents for x in ("-p", p)), "-m", message.removesuffix("\n")]
+    return repo.git(*argv, env=DATES).strip()
+
+
+def test_the_checkpoint_commits_are_those_commit_tree_makes(run_repo: Repo) -> None:
+    for step in ("one", "two"):
+        run_repo.write("calc.py", f"# {step}\n")
+        run_repo.ok("checkpoint", "--step", step, env=DATES)
+        for ref in (SNAPSHOT, LEDGER):
+            tip = run_repo.git("rev-parse", ref).strip()
+            assert by_commit_tree(run_repo, tip) == tip, ref
+    point = run_repo.ledger("demo")["checkpoint"]
+    assert point["snapshot"] == run_repo.git("rev-parse", SNAPSHOT).strip()
+    assert parts(run_repo, point["snapshot"])[0] == point["tree"]
+    assert parts(run_repo, point["snapshot"])[1][0] == run_repo.head()
+    assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json") == run_repo.read(".shift/runs/demo/ledger.json")
+    assert run_repo.git("fsck", "--no-dangling").strip() == ""
+
+
+def test_a_snapshot_ref_moved_elsewhere_is_the_parent_still(run_repo: Repo) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    first = run_repo.git("rev-parse", SNAPSHOT).strip()
+    moved = run_repo.git("commit-tree", f"{first}^{{tree}}", "-p", first, "-m", "another worktree's").strip()
+    run_repo.git("update-ref", SNAPSHOT, moved)  # not the snapshot the ledger's last checkpoint names
+    run_repo.write("calc.py", "# two\n")
+    run_repo.ok("checkpoint", "--step", "two")
+    second = run_repo.ledger("demo")["checkpoint"]["snapshot"]
+    assert second == run_repo.git("rev-parse", SNAPSHOT).strip()
+    assert parts(run_repo, second)[1] == [run_repo.head(), moved]
+
+
+def test_a_commit_encoding_leaves_both_commits_to_git(run_repo: Repo) -> None:
+    run_repo.git("config", "i18n.commitEncoding", "ISO-8859-1")
+    run_repo.ok("checkpoint", "--step", "one")
+    for ref in (SNAPSHOT, LEDGER):
+        assert "\nencoding ISO-8859-1\n" in run_repo.git("cat-file", "commit", ref), ref
+
+
+def test_a_ledger_commit_that_cannot_be_written_directly_is_written_by_the_plumbing(
+        run_repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    repo = GitRepo.open(run_repo.path)
+    before = run_repo.git("rev-parse", LEDGER).strip()
+    data = b'{"checkpoint": {"seq": 7}}\n'
+    monkeypatch.setattr(rawgit, "write_refs", lambda *args: False)  # as when another writer won the swap
+    made = ledgerref.commit_ledger(repo, "demo", data, None, shiftrefs.writer(repo))
+    assert made == run_repo.git("rev-parse", LEDGER).strip() and parts(run_repo, made)[1] == [before]
+    assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json").encode() == data

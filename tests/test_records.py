@@ -1,0 +1,106 @@
+"""ledger/record.dataclass builds every model class as `dataclasses.dataclass(frozen=True, kw_only=True)` would.
+
+Each model class is built a second time by dataclasses itself, from the same annotations and fields; both
+must take the same arguments (names, defaults, refusals), hold the same fields, and compare, hash, print
+and refuse assignment alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from shiftgit.ledger import model
+from shiftgit.ledger.record import Record
+
+CLASSES = [c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Record) and c is not Record]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TwinRecord:
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=True)
+
+
+def twin(cls: type[Record]) -> type:
+    """CLS as dataclasses builds it from the same class body."""
+    own = cls.__dict__["__annotations__"]
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    body: dict[str, Any] = {"__annotations__": dict(own), "__module__": model.__name__,
+                            "__qualname__": cls.__qualname__}
+    for f in fields:
+        if f.name in own:
+            body[f.name] = dataclasses.field(default=f.default, default_factory=f.default_factory, repr=f.repr,
+                                             hash=f.hash, compare=f.compare, kw_only=True)
+    return dataclasses.dataclass(frozen=True, kw_only=True)(type(cls.__name__, (TwinRecord,), body))
+
+
+def required(cls: type) -> dict[str, Any]:
+    return {f.name: f"v-{f.name}" for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+
+
+def test_every_model_class_is_built_here_not_by_dataclasses() -> None:
+    assert len(CLASSES) > 20
+    assert all("__eq__" not in c.__dict__ and "__repr__" not in c.__dict__ for c in CLASSES)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_a_record_class_is_what_dataclasses_builds(cls: type[Record]) -> None:
+    made = twin(cls)
+    ours = [(f.name, f.type, f.default, f.default_factory, f.kw_only, f.compare, f.repr)  # type: ignore[attr-defined]
+            for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    theirs = [(f.name, f.type, f.default, f.default_factory, f.kw_only, f.compare, f.repr)  # type: ignore[attr-defined]
+              for f in dataclasses.fields(made)]
+    assert ours == theirs
+    assert dataclasses.is_dataclass(cls) and cls.__match_args__ == made.__match_args__ == ()  # type: ignore[attr-defined]
+    for name in [f.name for f in dataclasses.fields(made)]:  # what stays on the class: plain defaults only
+        assert (name in cls.__dict__) == (name in made.__dict__)
+        assert cls.__dict__.get(name) == made.__dict__.get(name)
+    values = required(made)
+    a, b = cls(**values), made(**values)
+    assert str(inspect.signature(cls)) == str(inspect.signature(made))
+    assert repr(a) == repr(b) and values.items() <= a.to_dict().items()
+    assert a == cls(**values) and a != object() and (a == b) is False
+    assert a != dataclasses.replace(a, extra={"x": 1})
+    assert dataclasses.replace(a, extra={"x": 1}) == cls(**values, extra={"x": 1})
+    with pytest.raises(TypeError) as ours_error:
+        hash(a)  # `extra` is a dict: neither hashes
+    with pytest.raises(TypeError) as their_error:
+        hash(b)
+    assert str(ours_error.value) == str(their_error.value)
+    for action in (lambda r: setattr(r, "extra", {}), lambda r: delattr(r, "extra"), lambda r: setattr(r, "new", 1)):
+        with pytest.raises(dataclasses.FrozenInstanceError) as ours_refusal:
+            action(a)
+        with pytest.raises(dataclasses.FrozenInstanceError) as their_refusal:
+            action(b)
+        assert str(ours_refusal.value) == str(their_refusal.value)
+    for bad in ({**values, "bogus": 1}, {k: v for k, v in list(values.items())[1:]}):
+        if bad == values:
+            continue
+        with pytest.raises(TypeError) as ours_error:
+            cls(**bad)
+        with pytest.raises(TypeError) as their_error:
+            made(**bad)
+        assert str(ours_error.value) == str(their_error.value).replace(made.__qualname__, cls.__qualname__)
+
+
+def test_records_with_hashable_values_hash_alike() -> None:
+    item = model.Item(text="a", seq=1, extra=frozenset())  # type: ignore[arg-type]
+    assert hash(item) == hash(model.Item(text="a", seq=1, extra=frozenset()))  # type: ignore[arg-type]
+    assert hash(item) == hash((frozenset(), "a", 1))  # what dataclasses' __hash__ hashes: the fields in order
+    assert item != model.Item(text="a", seq=2, extra=frozenset())  # type: ignore[arg-type]
+
+
+def test_a_class_the_builder_cannot_read_is_refused() -> None:
+    from shiftgit.ledger.record import dataclass
+
+    with pytest.raises(TypeError):
+        dataclass(frozen=False, kw_only=True)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="mutable default"):
+        @dataclass(frozen=True, kw_only=True)
+        class Bad(Record):
+            items: list[str] = []  # noqa: RUF012
