@@ -30,21 +30,32 @@ fi
 [ -f .shift/config.json ] || exit 0
 gitdir=${GIT_DIR:-.git}
 if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
-case $hook in
-    pre-commit|commit-msg)
-        if [ "$hook" = pre-commit ] && [ -n "$SHIFT_SKIP" ]; then
-            echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
-            exit 0
-        fi
-        if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
-            # no active run in this worktree: no gate, no trailers; but a staged ledger is still
-            # scanned for secrets (one git process: a commit that stages no ledger stops here, and
-            # tells the post-commit hook of this same `git commit` (same parent pid) so)
-            [ "$hook" = pre-commit ] || exit 0
-            if git diff --cached --quiet -- .shift/runs >/dev/null 2>&1; then
+# No active run in this worktree (most commits): no gate, no trailers. Tested here, before the longer
+# blocks below, so sh reads no further.
+if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
+    case $hook in
+        commit-msg) exit 0 ;;
+        pre-commit)  # but a staged ledger is still scanned for secrets (SHIFT_SKIP: below)
+            # one git process: a commit that stages no ledger stops here, and tells the post-commit
+            # hook of this same `git commit` (same parent pid) so
+            if [ -z "$SHIFT_SKIP" ] && git diff --cached --quiet -- .shift/runs >/dev/null 2>&1; then
                 if [ -d "$gitdir/shift" ]; then { echo "$PPID" > "$gitdir/shift/no-ledger"; } 2>/dev/null; fi
                 exit 0
-            fi
+            fi ;;
+    esac
+fi
+if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ] && [ -s "$gitdir/shift/no-ledger" ]; then
+    # the pre-commit hook of this `git commit` (same parent pid) saw no ledger staged: the commit
+    # changed none (an amend's changes against the new parent are post-rewrite's)
+    read -r pid < "$gitdir/shift/no-ledger"
+    { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
+    [ "$pid" != "$PPID" ] || exit 0
+fi
+case $hook in
+    pre-commit)
+        if [ -n "$SHIFT_SKIP" ]; then
+            echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
+            exit 0
         fi ;;
     post-commit|post-merge)  # a note only when the commit changed a ledger, or skipped the gate
         if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then
@@ -52,14 +63,7 @@ case $hook in
         fi
         unset SHIFT_HOOK_DIFF
         if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ]; then
-            # the pre-commit hook of this `git commit` (same parent pid) saw no ledger staged: the
-            # commit changed none (an amend's changes against the new parent are post-rewrite's)
-            if [ -s "$gitdir/shift/no-ledger" ]; then
-                read -r pid < "$gitdir/shift/no-ledger"
-                { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
-                [ "$pid" != "$PPID" ] || exit 0
-            fi
-            # ... or its gate passed and left a process (its pid ends the name) waiting to write this
+            # the gate of this `git commit` (same parent pid) passed and left a process (its pid ends the name) waiting to write this
             # commit's note (shiftgit/git/waiter.py): wake it, await its answer
             for wait in "$gitdir/shift/wait-$PPID-"*; do
                 [ -p "$wait" ] || break
