@@ -31,7 +31,7 @@ def _main(args: list[str], process: bool) -> int:
         sys.stdout.write(f"shiftgit, version {__version__}\n")
         return 0
     if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args[1:3]):
-        if args[1] == "post-commit":  # the note pre-commit prepared, written with stdlib and 3 git processes
+        if args[1] == "post-commit":  # the note pre-commit prepared, written with stdlib and 2 git processes
             from shiftgit.git.quicknote import post_commit
 
             if post_commit():

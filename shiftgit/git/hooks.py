@@ -7,8 +7,8 @@ modify a tracked file, and never stash, reset or check out anything. Git process
 commit: pre-commit 2 (`cat-file --batch`, `diff-index`), which also renders the commit's handoff note
 for post-commit (git/quicknote.py); commit-msg 1 (`interpret-trailers`, run by the shim itself from
 what pre-commit left; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP);
-post-commit 4 (the shim's `diff-tree`, then quicknote's `cat-file --batch`, `unpack-objects`,
-`update-ref --stdin`). `post_commit` here is the general way: it reads the ledgers and writes through
+post-commit 3 (the shim's `diff-tree`, then quicknote's `cat-file --batch` and `update-ref --stdin`; none
+of them when the gate's waiting child writes the note, git/waiter.py, which starts its two early). `post_commit` here is the general way: it reads the ledgers and writes through
 notes.write_handoff, when no prepared note is the commit's.
 """
 

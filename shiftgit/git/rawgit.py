@@ -73,6 +73,34 @@ def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
     return data + checksum
 
 
+def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -> None:
+    """Write objects into `object_dir` as loose objects, as git does without `core.sharedRepository` (deflated at
+    git's default level, made read-only, put in place by a hard link that never replaces an object already there,
+    by rename where the file system has no hard links): what `git unpack-objects` makes of a small pack, without
+    starting it. Raises OSError."""
+    import zlib
+
+    for kind, body in objects:
+        data = b"%s %d\0%s" % (kind.encode(), len(body), body)
+        oid: str = hasher(width)(data).hexdigest()
+        folder = os.path.join(object_dir, oid[:2])
+        target = os.path.join(folder, oid[2:])
+        if os.path.exists(target):
+            continue
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_{oid[2:12]}")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as out:
+            out.write(zlib.compress(data, 1))
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            pass  # written meanwhile: the same bytes under the same id
+        except OSError:
+            os.rename(tmp, target)
+            continue
+        os.unlink(tmp)
+
+
 def _pack_header(code: int, size: int) -> bytes:
     out = bytearray()
     byte, size = code << 4 | size & 0x0F, size >> 4
