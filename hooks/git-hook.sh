@@ -67,7 +67,7 @@ case $hook in
             # commit's note (shiftgit/git/waiter.py): wake it, await its answer
             for wait in "$gitdir/shift/wait-$PPID-"*; do
                 [ -p "$wait" ] || break
-                { read -r pid < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
+                { read -r pid _ < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
                 kill -0 "${wait##*-}" 2>/dev/null || break
                 # a killed child nobody reaped answers kill -0 as a zombie: opening its FIFO would block
                 stat=
@@ -118,27 +118,44 @@ EOF
 esac
 
 # 2b. commit-msg: the pre-commit hook of this same `git commit` (same parent pid) left the trailers
+pid=
 if [ "$hook" = commit-msg ] && [ -f "$gitdir/shift/trailers" ]; then
+    read -r pid plain < "$gitdir/shift/trailers"
+fi
+if [ "$hook" = commit-msg ] && [ "$pid" = "$PPID" ]; then
     msg=$1
-    text=
-    while IFS= read -r line || [ -n "$line" ]; do
+    { read -r _
+      set --
+      while IFS= read -r line; do
+          [ -z "$line" ] || set -- "$@" "$line"
+      done
+    } < "$gitdir/shift/trailers"
+    [ "$#" -gt 0 ] || exit 0
+    # plain: no git config moves trailers or names another comment character (the gate asked git)
+    text= simple=$plain
+    while IFS= read -r line || { [ -n "$line" ] && simple=; }; do  # (a last line with no newline: not simple)
         case $line in
-            "# "*">8"*) break ;;  # `commit -v`: the diff below is not part of the message
-            "#"*) ;;
-            *[![:space:]]*) text=1; break ;;
+            "# "*">8"*) simple=; break ;;  # `commit -v`: the diff below is not part of the message
+            "#"*) simple= ;;
+            *[![:space:]]*)
+                text=1
+                case $line in [[:space:]-]*|Conflicts:*) simple= ;; esac ;;  # a divider, a conflicts list
+            *) simple= ;;  # a blank line: more than one paragraph
         esac
+        [ -z "$text" ] || [ -n "$simple" ] || break
     done < "$msg"
     [ -n "$text" ] || exit 0  # an empty message aborts the commit: no trailer may rescue it
-    { read -r pid
-      if [ "$pid" = "$PPID" ]; then
-          set --
-          while IFS= read -r line; do
-              [ -z "$line" ] || set -- "$@" --trailer "$line"
-          done
-          [ "$#" -gt 0 ] || exit 0
-          exec git interpret-trailers --in-place --if-exists replace "$@" "$msg"
-      fi
-    } < "$gitdir/shift/trailers"
+    if [ -n "$simple" ]; then
+        # one paragraph, every line text: git takes it for the title, never for trailers, and
+        # `git interpret-trailers` would add a blank line and the trailers after it
+        { echo; printf '%s\n' "$@"; } >> "$msg" && exit 0
+        exit 1
+    fi
+    for line; do
+        set -- "$@" --trailer "$line"
+        shift
+    done
+    exec git interpret-trailers --in-place --if-exists replace "$@" "$msg"
 fi
 
 # 3. shiftgit, with the interpreter it was installed with (PYTHONPATH and the rest pass through).

@@ -100,7 +100,8 @@ def hook_main(args: list[str]) -> NoReturn:
 
         waiter.ENABLED = True  # the shim's post-commit wakes what the gate leaves waiting
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
-            rawgit.prestart([["cat-file", "--batch"], rawgit.STAGED], rawgit.hook_env(os.environ))
+            wanted = [["cat-file", "--batch"], rawgit.STAGED, rawgit.TRAILER_CONFIG]
+            rawgit.prestart(wanted, rawgit.hook_env(os.environ))
     _leave(_main(["hook", *args], True))
 
 

@@ -4,12 +4,14 @@ The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) 
 click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
 never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
 modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
-commit: pre-commit 2 (`cat-file --batch`, `diff-index`), which also renders the commit's handoff note
-for post-commit (git/quicknote.py); commit-msg 1 (`interpret-trailers`, run by the shim itself from
-what pre-commit left; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP);
-post-commit 3 (the shim's `diff-tree`, then quicknote's `cat-file --batch` and `update-ref --stdin`; none
-of them when the gate's waiting child writes the note, git/waiter.py, which starts its two early). `post_commit` here is the general way: it reads the ledgers and writes through
-notes.write_handoff, when no prepared note is the commit's.
+commit: pre-commit 3 (`cat-file --batch`, `diff-index`, and `config` for the trailers' placement, all
+started before the imports), which also renders the commit's handoff note for post-commit
+(git/quicknote.py); commit-msg none or 1 (the shim appends the trailers pre-commit left to a one-paragraph
+message when git's config is plain, else runs `interpret-trailers`; this module's commit-msg serves the
+pre-commit framework and SHIFT_SKIP); post-commit 3 (the shim's `diff-tree`, then quicknote's
+`cat-file --batch` and `update-ref --stdin`; none of them when the gate's waiting child writes the note,
+git/waiter.py, which starts its two early). `post_commit` here is the general way: it reads the ledgers
+and writes through notes.write_handoff, when no prepared note is the commit's.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
 BLOCKING = ("pre-commit", "commit-msg", "pre-push")  # their failure stops the commit or the push
 ARCHIVE_REF = "refs/shift/archive"  # = ledger.store.ARCHIVE_REF (not imported: the commit path stays light)
-TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed, then trailers
+TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed [plain], then trailers
 
 
 def run_hook(name: str, args: list[str], *, cwd: str | Path | None = None, environ: Mapping[str, str] | None = None,
@@ -86,7 +88,7 @@ def pre_commit(ctx: Context) -> int:
         ctx.say(gate.render(staging, problems))
         return 1
     ledger = staging.ledgers[run]
-    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
+    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config), _plain_trailers(ctx))
 
     def rest() -> tuple[list[str], str, str] | None:
         _remember_validated(gitdir, staging)
@@ -220,12 +222,22 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
     return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
 
 
-def _leave_trailers(gitdir: str, lines: list[str]) -> None:
-    """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python."""
+def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
+    """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python. `plain`:
+    no git config changes where `git interpret-trailers` puts them (the shim may append them to a plain message)."""
     folder = os.path.join(gitdir, "shift")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
-        handle.write("".join(f"{line}\n" for line in [str(os.getppid()), *lines]))
+        handle.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]))
+
+
+def _plain_trailers(ctx: Context) -> bool:
+    """Whether git's config leaves trailers and comments as git's defaults have them (`__main__.hook_main`
+    started the config query while Python imported the gate; not started: unknown, so no)."""
+    from shiftgit.git import rawgit
+
+    query = rawgit.started(rawgit.TRAILER_CONFIG, ctx.env, ctx.root)
+    return query is not None and rawgit.communicate(query, None)[0] == 1
 
 
 def commit_msg(ctx: Context) -> int:

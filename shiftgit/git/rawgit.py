@@ -208,6 +208,8 @@ class Process:
 
 
 STAGED = ["diff-index", "--cached", "-z", "--no-renames", "HEAD"]  # what a hook's index changes against HEAD
+# the config that changes where `git interpret-trailers` puts a trailer (none: exit status 1)
+TRAILER_CONFIG = ["config", "--get-regexp", r"^(trailer\.|core\.comment)"]
 _READY: dict[tuple[object, ...], Process] = {}
 
 
