@@ -63,16 +63,27 @@ case $hook in
         fi
         unset SHIFT_HOOK_DIFF
         if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ]; then
-            # the gate of this `git commit` (same parent pid) passed and left a process (its pid ends the name) waiting to write this
-            # commit's note (shiftgit/git/waiter.py): wake it, await its answer
+            # the gate of this `git commit` (same parent pid) passed and left a process waiting to write
+            # this commit's note (shiftgit/git/waiter.py; its pid and start time end the name): wake it,
+            # await its answer
             for wait in "$gitdir/shift/wait-$PPID-"*; do
                 [ -p "$wait" ] || break
                 { read -r pid _ < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
-                kill -0 "${wait##*-}" 2>/dev/null || break
-                # a killed child nobody reaped answers kill -0 as a zombie: opening its FIFO would block
+                child=${wait##*/wait-$PPID-}
+                started=${child#*-}
+                child=${child%%-*}
+                kill -0 "$child" 2>/dev/null || break
+                # opening its FIFO would block with no one holding it: a killed child nobody reaped (a
+                # zombie answers kill -0), or a process that took its pid since (another start time)
                 stat=
-                { read -r stat < "/proc/${wait##*-}/stat"; } 2>/dev/null
-                case "${stat##*) }" in Z*|X*) break ;; esac
+                { read -r stat < "/proc/$child/stat"; } 2>/dev/null
+                if [ -n "$stat" ]; then
+                    set -f
+                    set -- ${stat##*) }
+                    set +f
+                    case $1 in Z*|X*) break ;; esac
+                    [ "${20}" = "$started" ] || break
+                fi
                 answer=
                 { echo go >&4; read -r answer <&3; } 2>/dev/null 3<"$wait" 4<>"$gitdir/shift/go-${wait##*/wait-}"
                 [ "$answer" != written ] || exit 0
