@@ -4,14 +4,12 @@ The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) 
 click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
 never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
 modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
-commit: pre-commit 3 (`cat-file --batch`, `diff-index`, and `config` for the trailers' placement, all
-started before the imports), which also renders the commit's handoff note for post-commit
-(git/quicknote.py); commit-msg none or 1 (the shim appends the trailers pre-commit left to a one-paragraph
-message when git's config is plain, else runs `interpret-trailers`; this module's commit-msg serves the
-pre-commit framework and SHIFT_SKIP); post-commit 3 (the shim's `diff-tree`, then quicknote's
-`cat-file --batch` and `update-ref --stdin`; none of them when the gate's waiting child writes the note,
-git/waiter.py, which starts its two early). `post_commit` here is the general way: it reads the ledgers
-and writes through notes.write_handoff, when no prepared note is the commit's.
+commit: pre-commit 3 (`cat-file --batch`, `diff-index`, `config`: started before the imports); commit-msg
+0 or 1 (the shim appends the trailers to a plain message, else runs `interpret-trailers`; this module's
+commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when the gate's waiting child
+writes the note it rendered (git/waiter.py, git/quicknote.py), else 3 (`diff-tree`, `cat-file`,
+`update-ref`). `post_commit` here is the general way: it reads the ledgers and writes through
+notes.write_handoff, when no prepared note is the commit's.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, handoff, waiter
+from shiftgit.git import fence, gate, handoff, rawgit, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.view import Objects
@@ -88,7 +86,8 @@ def pre_commit(ctx: Context) -> int:
         ctx.say(gate.render(staging, problems))
         return 1
     ledger = staging.ledgers[run]
-    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config), _plain_trailers(ctx))
+    lines = trailers(run, ledger.staged, ledger.head, staging.config)
+    _leave_trailers(gitdir, lines, rawgit.plain_trailer_config(ctx.env, ctx.root))
 
     def rest() -> tuple[list[str], str, str] | None:
         _remember_validated(gitdir, staging)
@@ -223,21 +222,12 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
 
 
 def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
-    """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python. `plain`:
-    no git config changes where `git interpret-trailers` puts them (the shim may append them to a plain message)."""
+    """For the commit-msg shim of the same `git commit` (same parent pid); `plain`: no config moves trailers."""
     folder = os.path.join(gitdir, "shift")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
         handle.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]))
 
-
-def _plain_trailers(ctx: Context) -> bool:
-    """Whether git's config leaves trailers and comments as git's defaults have them (`__main__.hook_main`
-    started the config query while Python imported the gate; not started: unknown, so no)."""
-    from shiftgit.git import rawgit
-
-    query = rawgit.started(rawgit.TRAILER_CONFIG, ctx.env, ctx.root)
-    return query is not None and rawgit.communicate(query, None)[0] == 1
 
 
 def commit_msg(ctx: Context) -> int:

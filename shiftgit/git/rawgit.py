@@ -232,6 +232,13 @@ def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]
     return _READY.pop(_ready_key(argv, env, os.path.abspath(cwd)), None) if _READY else None
 
 
+def plain_trailer_config(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> bool:
+    """Whether git's config leaves trailers and comments where git's defaults put them: the TRAILER_CONFIG query
+    `prestart` started found nothing (not started: unknown, so no)."""
+    query = started(TRAILER_CONFIG, env, cwd)
+    return query is not None and communicate(query, None)[0] == 1
+
+
 def _ready_key(argv: list[str], env: Mapping[str, str], cwd: str) -> tuple[object, ...]:
     return (cwd, tuple(argv), tuple(sorted(env.items())))
 
