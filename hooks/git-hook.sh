@@ -30,21 +30,32 @@ fi
 [ -f .shift/config.json ] || exit 0
 gitdir=${GIT_DIR:-.git}
 if [ -f "$gitdir" ]; then read -r _ gitdir < "$gitdir"; fi  # a linked worktree: "gitdir: PATH"
-case $hook in
-    pre-commit|commit-msg)
-        if [ "$hook" = pre-commit ] && [ -n "$SHIFT_SKIP" ]; then
-            echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
-            exit 0
-        fi
-        if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
-            # no active run in this worktree: no gate, no trailers; but a staged ledger is still
-            # scanned for secrets (one git process: a commit that stages no ledger stops here, and
-            # tells the post-commit hook of this same `git commit` (same parent pid) so)
-            [ "$hook" = pre-commit ] || exit 0
-            if git diff --cached --quiet -- .shift/runs >/dev/null 2>&1; then
+# No active run in this worktree (most commits): no gate, no trailers. Tested here, before the longer
+# blocks below, so sh reads no further.
+if [ -z "$SHIFT_RUN" ] && [ ! -s "$gitdir/shift/active" ]; then
+    case $hook in
+        commit-msg) exit 0 ;;
+        pre-commit)  # but a staged ledger is still scanned for secrets (SHIFT_SKIP: below)
+            # one git process: a commit that stages no ledger stops here, and tells the post-commit
+            # hook of this same `git commit` (same parent pid) so
+            if [ -z "$SHIFT_SKIP" ] && git diff --cached --quiet -- .shift/runs >/dev/null 2>&1; then
                 if [ -d "$gitdir/shift" ]; then { echo "$PPID" > "$gitdir/shift/no-ledger"; } 2>/dev/null; fi
                 exit 0
-            fi
+            fi ;;
+    esac
+fi
+if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ] && [ -s "$gitdir/shift/no-ledger" ]; then
+    # the pre-commit hook of this `git commit` (same parent pid) saw no ledger staged: the commit
+    # changed none (an amend's changes against the new parent are post-rewrite's)
+    read -r pid < "$gitdir/shift/no-ledger"
+    { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
+    [ "$pid" != "$PPID" ] || exit 0
+fi
+case $hook in
+    pre-commit)
+        if [ -n "$SHIFT_SKIP" ]; then
+            echo "shiftgit: commit gate skipped (SHIFT_SKIP): $SHIFT_SKIP — the reason goes into this commit's note" >&2
+            exit 0
         fi ;;
     post-commit|post-merge)  # a note only when the commit changed a ledger, or skipped the gate
         if [ "$hook" = post-merge ] && [ "$1" = 1 ]; then
@@ -52,23 +63,27 @@ case $hook in
         fi
         unset SHIFT_HOOK_DIFF
         if [ "$hook" = post-commit ] && [ -z "$SHIFT_SKIP" ]; then
-            # the pre-commit hook of this `git commit` (same parent pid) saw no ledger staged: the
-            # commit changed none (an amend's changes against the new parent are post-rewrite's)
-            if [ -s "$gitdir/shift/no-ledger" ]; then
-                read -r pid < "$gitdir/shift/no-ledger"
-                { : > "$gitdir/shift/no-ledger"; } 2>/dev/null
-                [ "$pid" != "$PPID" ] || exit 0
-            fi
-            # ... or its gate passed and left a process (its pid ends the name) waiting to write this
-            # commit's note (shiftgit/git/waiter.py): wake it, await its answer
+            # the gate of this `git commit` (same parent pid) passed and left a process waiting to write
+            # this commit's note (shiftgit/git/waiter.py; its pid and start time end the name): wake it,
+            # await its answer
             for wait in "$gitdir/shift/wait-$PPID-"*; do
                 [ -p "$wait" ] || break
-                { read -r pid < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
-                kill -0 "${wait##*-}" 2>/dev/null || break
-                # a killed child nobody reaped answers kill -0 as a zombie: opening its FIFO would block
+                { read -r pid _ < "$gitdir/shift/trailers"; } 2>/dev/null && [ "$pid" = "$PPID" ] || break
+                child=${wait##*/wait-$PPID-}
+                started=${child#*-}
+                child=${child%%-*}
+                kill -0 "$child" 2>/dev/null || break
+                # opening its FIFO would block with no one holding it: a killed child nobody reaped (a
+                # zombie answers kill -0), or a process that took its pid since (another start time)
                 stat=
-                { read -r stat < "/proc/${wait##*-}/stat"; } 2>/dev/null
-                case "${stat##*) }" in Z*|X*) break ;; esac
+                { read -r stat < "/proc/$child/stat"; } 2>/dev/null
+                if [ -n "$stat" ]; then
+                    set -f
+                    set -- ${stat##*) }
+                    set +f
+                    case $1 in Z*|X*) break ;; esac
+                    [ "${20}" = "$started" ] || break
+                fi
                 answer=
                 { echo go >&4; read -r answer <&3; } 2>/dev/null 3<"$wait" 4<>"$gitdir/shift/go-${wait##*/wait-}"
                 [ "$answer" != written ] || exit 0
@@ -114,27 +129,44 @@ EOF
 esac
 
 # 2b. commit-msg: the pre-commit hook of this same `git commit` (same parent pid) left the trailers
+pid=
 if [ "$hook" = commit-msg ] && [ -f "$gitdir/shift/trailers" ]; then
+    read -r pid plain < "$gitdir/shift/trailers"
+fi
+if [ "$hook" = commit-msg ] && [ "$pid" = "$PPID" ]; then
     msg=$1
-    text=
-    while IFS= read -r line || [ -n "$line" ]; do
+    { read -r _
+      set --
+      while IFS= read -r line; do
+          [ -z "$line" ] || set -- "$@" "$line"
+      done
+    } < "$gitdir/shift/trailers"
+    [ "$#" -gt 0 ] || exit 0
+    # plain: no git config moves trailers or names another comment character (the gate asked git)
+    text= simple=$plain
+    while IFS= read -r line || { [ -n "$line" ] && simple=; }; do  # (a last line with no newline: not simple)
         case $line in
-            "# "*">8"*) break ;;  # `commit -v`: the diff below is not part of the message
-            "#"*) ;;
-            *[![:space:]]*) text=1; break ;;
+            "# "*">8"*) simple=; break ;;  # `commit -v`: the diff below is not part of the message
+            "#"*) simple= ;;
+            *[![:space:]]*)
+                text=1
+                case $line in [[:space:]-]*|Conflicts:*) simple= ;; esac ;;  # a divider, a conflicts list
+            *) simple= ;;  # a blank line: more than one paragraph
         esac
+        [ -z "$text" ] || [ -n "$simple" ] || break
     done < "$msg"
     [ -n "$text" ] || exit 0  # an empty message aborts the commit: no trailer may rescue it
-    { read -r pid
-      if [ "$pid" = "$PPID" ]; then
-          set --
-          while IFS= read -r line; do
-              [ -z "$line" ] || set -- "$@" --trailer "$line"
-          done
-          [ "$#" -gt 0 ] || exit 0
-          exec git interpret-trailers --in-place --if-exists replace "$@" "$msg"
-      fi
-    } < "$gitdir/shift/trailers"
+    if [ -n "$simple" ]; then
+        # one paragraph, every line text: git takes it for the title, never for trailers, and
+        # `git interpret-trailers` would add a blank line and the trailers after it
+        { echo; printf '%s\n' "$@"; } >> "$msg" && exit 0
+        exit 1
+    fi
+    for line; do
+        set -- "$@" --trailer "$line"
+        shift
+    done
+    exec git interpret-trailers --in-place --if-exists replace "$@" "$msg"
 fi
 
 # 3. shiftgit, with the interpreter it was installed with (PYTHONPATH and the rest pass through).

@@ -31,7 +31,7 @@ def _main(args: list[str], process: bool) -> int:
         sys.stdout.write(f"shiftgit, version {__version__}\n")
         return 0
     if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args[1:3]):
-        if args[1] == "post-commit":  # the note pre-commit prepared, written with stdlib and 3 git processes
+        if args[1] == "post-commit":  # the note pre-commit prepared, written with stdlib and 2 git processes
             from shiftgit.git.quicknote import post_commit
 
             if post_commit():
@@ -107,7 +107,8 @@ def hook_main(args: list[str]) -> NoReturn:
 
         waiter.ENABLED = True  # the shim's post-commit wakes what the gate leaves waiting
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
-            rawgit.prestart([["cat-file", "--batch"], rawgit.STAGED], rawgit.hook_env(os.environ))
+            wanted = [["cat-file", "--batch"], rawgit.STAGED, rawgit.TRAILER_CONFIG]
+            rawgit.prestart(wanted, rawgit.hook_env(os.environ))
     _leave(_main(["hook", *args], True))
 
 

@@ -278,6 +278,54 @@ def test_no_trailers_when_configured_off_and_an_empty_message_still_aborts(run_r
     assert trailers(run_repo) == ""
 
 
+# (message, the shim appends the trailers itself when the gate found git's config plain): one paragraph, every line
+# text, none a comment, a divider or a conflicts list, the last one ended; `git interpret-trailers` does the rest
+MESSAGES = [("round 1\n", True), ("a\nb\n", True), ("fix\nSigned-off-by: me\n", True), ("Shift-Run: old\n", True),
+            ("t\u00e9st: v\r\n", True), ("fix\n\nShift-Run: old\n", False), ("fix\n---\nx\n", False),
+            ("fix\nConflicts:\n\ta\n", False), ("no newline", False), ("  lead\n", False), ("fix\n# comment\n", False),
+            ("x\n\n\n", False), ("fix\n -- \n", False), ("fix\n\t\n", False)]
+
+
+def test_the_commit_msg_shim_leaves_a_message_as_git_interpret_trailers_would(run_repo: Repo, tmp_path: Path) -> None:
+    lines = ["Shift-Run: demo", "Shift-Checkpoint: p1-abc"]
+    trailer_args = [arg for line in lines for arg in ("--trailer", line)]
+    folder = run_repo.path / ".git" / "shift"
+    msg, expected, trace = tmp_path / "msg", tmp_path / "expected", tmp_path / "trace"
+    for message, appended in MESSAGES:
+        expected.write_bytes(message.encode())
+        run_repo.git("interpret-trailers", "--in-place", "--if-exists", "replace", *trailer_args, str(expected))
+        for plain in ("", " plain"):  # the shim sees this test as its `git commit` (its parent pid)
+            (folder / "trailers").write_text(f"{os.getpid()}{plain}\n" + "".join(f"{line}\n" for line in lines))
+            msg.write_bytes(message.encode())
+            trace.unlink(missing_ok=True)
+            proc = run_repo.run(["sh", "-c", 'exec .git/hooks/commit-msg "$1"', "sh", str(msg)],
+                                env={"GIT_TRACE2_EVENT": str(trace)})
+            assert proc.returncode == 0, proc.stderr
+            assert msg.read_bytes() == expected.read_bytes(), (message, plain)
+            assert trace.exists() is not (appended and plain == " plain"), (message, plain)  # no git: appended
+
+
+def test_git_config_that_moves_trailers_leaves_them_to_git(run_repo: Repo) -> None:
+    run_repo.write("calc.py", BROKEN)
+    run_repo.ok("checkpoint", "--step", "one")
+    run_repo.git("add", "-A")
+    trace = run_repo.path.parent / "trace.json"
+    assert run_repo.run(["git", "commit", "-q", "-m", "one"], env={"GIT_TRACE2_EVENT": str(trace)}).returncode == 0
+    assert "interpret-trailers" not in trace.read_text()  # the gate found no such config: the shim appended them
+    assert run_repo.git("log", "-1", "--format=%B") == f"one\n\n{trailers(run_repo)}\n\n"
+    run_repo.git("config", "trailer.where", "start")  # a trailer block's start: git knows where that is
+    run_repo.write("calc.py", BROKEN + "# two\n")
+    run_repo.ok("checkpoint", "--step", "two")
+    run_repo.git("add", "-A")
+    trace.unlink()
+    assert run_repo.run(["git", "commit", "-q", "-m", "two\n\nSigned-off-by: me"],
+                        env={"GIT_TRACE2_EVENT": str(trace)}).returncode == 0
+    assert "interpret-trailers" in trace.read_text()
+    point = run_repo.ledger("demo")["checkpoint"]["id"]
+    assert run_repo.git("log", "-1", "--format=%B") == \
+        f"two\n\nShift-Checkpoint: {point}\nShift-Run: demo\nSigned-off-by: me\n\n"  # each at the start
+
+
 # -- rewrites ---------------------------------------------------------------------------------------
 
 def test_amend_gives_the_new_commit_its_own_handoff(run_repo: Repo) -> None:

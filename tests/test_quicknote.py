@@ -55,13 +55,45 @@ def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way
     # the shim ran no diff-tree: the gate of this very commit prepared the note, checked against the trees
     gits = started_gits(run_repo, run_repo.path / "t")
     # the gate starts its cat-file and diff-index at once (git/view.staged_on_head): either may be traced first;
-    # the child it leaves (git/waiter.py) starts its cat-file while git goes on, so that one may come anywhere after
-    assert [gits[0], *sorted(gits[1:3])] == ["commit", "cat-file", "diff-index"]
-    rest = gits[3:]
-    assert rest.count("cat-file") == 1
-    rest.remove("cat-file")
-    assert rest == ["interpret-trailers", "maintenance", "unpack-objects", "update-ref"]
-    assert run_repo.git("fsck", "--no-dangling").strip() == ""
+    # the child it leaves (git/waiter.py) starts its cat-file and update-ref while git goes on, so those may come
+    # anywhere after; it writes the objects itself (no unpack-objects), git fsck finds them sound
+    # (and the config query that tells the commit-msg shim it may append the trailers itself: no interpret-trailers)
+    assert [gits[0], *sorted(gits[1:4])] == ["commit", "cat-file", "config", "diff-index"]
+    rest = gits[4:]
+    for child in ("cat-file", "update-ref"):
+        assert rest.count(child) == 1
+        rest.remove(child)
+    assert rest == ["maintenance"]
+    assert run_repo.git("fsck", "--no-dangling", "--strict").strip() == ""
+
+
+def test_a_shared_repository_gets_the_objects_from_git_itself(run_repo: Repo) -> None:
+    """Where the config may ask git for more than plain loose objects (here group-writable ones), git writes them."""
+    run_repo.git("config", "core.sharedRepository", "group")
+    checkpoint(run_repo, "shared")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "shared"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
+    assert proc.returncode == 0, proc.stderr
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    assert "unpack-objects" in started_gits(run_repo, run_repo.path / "t")
+    assert run_repo.git("fsck", "--no-dangling", "--strict").strip() == ""
+
+
+def test_loose_objects_are_what_git_reads_back_and_never_replace_one(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    objects = tmp_path / ".git" / "objects"
+    blob_id = rawgit.object_id("blob", b"note\n", 40)
+    wanted = [("blob", b"note\n"), ("tree", rawgit.tree_body({"f": ("100644", blob_id)}))]
+    rawgit.write_loose(wanted, 40, str(objects))
+    for kind, body in wanted:
+        oid = rawgit.object_id(kind, body, 40)
+        shown = subprocess.run(["git", "cat-file", kind, oid], cwd=tmp_path, capture_output=True, check=True).stdout
+        assert shown == body and (objects / oid[:2] / oid[2:]).stat().st_mode & 0o222 == 0  # read-only, as git's
+    blob = objects / blob_id[:2] / blob_id[2:]
+    before = blob.stat()
+    rawgit.write_loose(wanted[:1], 40, str(objects))  # there already: left as it is, no temporary file left
+    assert (blob.stat().st_ino, blob.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert [p.name for p in blob.parent.iterdir()] == [blob.name]
 
 
 def staged_key(repo: Repo) -> list[str]:

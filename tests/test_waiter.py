@@ -11,6 +11,7 @@ import time
 from conftest import Repo
 from test_quicknote import checkpoint, expected
 
+from shiftgit.git import waiter
 from shiftgit.git.notes import DATA_REF, read_note
 
 
@@ -66,16 +67,21 @@ def test_fifos_without_a_live_child_of_this_commits_gate_never_block_post_commit
     zombie = subprocess.Popen(["true"])  # exits at once; not reaped until the end: kill -0 still finds it
     while not _state(zombie.pid).startswith("Z"):
         time.sleep(0.01)
-    cases = ((2 ** 22 + 1, parent), (parent, parent + 1), (zombie.pid, parent))  # dead; another commit's; a zombie
-    for pid, gate in cases:
-        (folder / "trailers").write_text(f"{gate}\n")
+    other = subprocess.Popen(["sleep", "60"])  # alive, but not the child the name says (another start time)
+    cases = ((f"{2 ** 22 + 1}-1", parent), (f"{parent}-{waiter.started(parent)}", parent + 1),
+             (f"{zombie.pid}-{waiter.started(zombie.pid)}", parent), (f"{other.pid}-1", parent),
+             (str(other.pid), parent))  # dead; another commit's; a zombie; a pid taken since; an older name
+    for child, gate in cases:
+        (folder / "trailers").write_text(f"{gate} plain\n")
         for kind in ("wait", "go"):
-            os.mkfifo(folder / f"{kind}-{parent}-{pid}")
+            os.mkfifo(folder / f"{kind}-{parent}-{child}")
         proc = run_repo.run(["sh", "-c", "exec .git/hooks/post-commit"], timeout=30)
         assert proc.returncode == 0, proc.stderr
         for name in fifos(run_repo):
             (folder / name).unlink()
     zombie.wait()
+    other.kill()
+    other.wait()
     head = run_repo.head()
     assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
 

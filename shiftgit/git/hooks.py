@@ -4,11 +4,11 @@ The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) 
 click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
 never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
 modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
-commit: pre-commit 2 (`cat-file --batch`, `diff-index`), which also renders the commit's handoff note
-for post-commit (git/quicknote.py); commit-msg 1 (`interpret-trailers`, run by the shim itself from
-what pre-commit left; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP);
-post-commit 4 (the shim's `diff-tree`, then quicknote's `cat-file --batch`, `unpack-objects`,
-`update-ref --stdin`). `post_commit` here is the general way: it reads the ledgers and writes through
+commit: pre-commit 3 (`cat-file --batch`, `diff-index`, `config`: started before the imports); commit-msg
+0 or 1 (the shim appends the trailers to a plain message, else runs `interpret-trailers`; this module's
+commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when the gate's waiting child
+writes the note it rendered (git/waiter.py, git/quicknote.py), else 3 (`diff-tree`, `cat-file`,
+`update-ref`). `post_commit` here is the general way: it reads the ledgers and writes through
 notes.write_handoff, when no prepared note is the commit's.
 """
 
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, handoff, waiter
+from shiftgit.git import fence, gate, handoff, rawgit, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.view import Objects
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 BLOCKING = ("pre-commit", "commit-msg", "pre-push")  # their failure stops the commit or the push
 ARCHIVE_REF = "refs/shift/archive"  # = ledger.store.ARCHIVE_REF (not imported: the commit path stays light)
-TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed, then trailers
+TRAILERS = "trailers"  # <git-dir>/shift/trailers: the parent pid of the pre-commit that passed [plain], then trailers
 
 
 def run_hook(name: str, args: list[str], *, cwd: str | Path | None = None, environ: Mapping[str, str] | None = None,
@@ -86,7 +86,8 @@ def pre_commit(ctx: Context) -> int:
         ctx.say(gate.render(staging, problems))
         return 1
     ledger = staging.ledgers[run]
-    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config))
+    lines = trailers(run, ledger.staged, ledger.head, staging.config)
+    _leave_trailers(gitdir, lines, rawgit.plain_trailer_config(ctx.env, ctx.root))
 
     def rest() -> tuple[list[str], str, str] | None:
         _remember_validated(gitdir, staging)
@@ -220,12 +221,13 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
     return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
 
 
-def _leave_trailers(gitdir: str, lines: list[str]) -> None:
-    """For the commit-msg shim of the same `git commit` (same parent pid): it adds them without Python."""
+def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
+    """For the commit-msg shim of the same `git commit` (same parent pid); `plain`: no config moves trailers."""
     folder = os.path.join(gitdir, "shift")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
-        handle.write("".join(f"{line}\n" for line in [str(os.getppid()), *lines]))
+        handle.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]))
+
 
 
 def commit_msg(ctx: Context) -> int:

@@ -5,8 +5,10 @@ its first parent, and the gate holds those ledgers when it passes. So it renders
 `<git-dir>/shift/handoff`, keyed by those changes: for each valid run's ledger whose blob changed, its
 blob id before and after and its path. Post-commit compares the key with what the commit really
 changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its own) and,
-when they agree, writes both notes refs in one compare-and-swap with three git processes
-(`cat-file --batch`, `unpack-objects` for blobs, trees and commits in one pack, `update-ref --stdin`).
+when they agree, writes both notes refs in one compare-and-swap with two git processes
+(`cat-file --batch`, `update-ref --stdin`; git/waiter.py's child starts both before the commit is made),
+writing the blobs, trees and commits as loose objects itself (`unpack-objects` of one pack where the
+repository's config may ask git for more).
 Its imports are os, zlib and a sha module: no subprocess (it loads re and locale; processes start
 with `os.posix_spawnp`), no json, no pathlib. Both notes commits carry the annotated commit's own
 committer line (name, email, date) as author and committer, where `commit-tree` would have put the
@@ -23,7 +25,19 @@ from __future__ import annotations
 
 import os
 
-from shiftgit.git.rawgit import TREE, CatFile, commit_body, object_id, pack, parse_tree, run, tree_body
+from shiftgit.git.rawgit import (
+    TREE,
+    CatFile,
+    Process,
+    commit_body,
+    communicate,
+    object_id,
+    pack,
+    parse_tree,
+    run,
+    tree_body,
+    write_loose,
+)
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -133,14 +147,14 @@ def post_commit(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, str],
-                  commit: str | None = None, cat: CatFile | None = None) -> bool:
+                  commit: str | None = None, cat: CatFile | None = None, refs: Process | None = None) -> bool:
     """Write a prepared note on HEAD when its key is what HEAD changed (read from HEAD's trees unless the shim's
     diff named `commit` with that key); False: nothing done. Also git/waiter.py's child, once woken, with the
-    `cat` (from `cat_file`) it started while it waited."""
+    `cat` (from `cat_file`) and `refs` (from `ref_updates`) it started while it waited."""
     git_env = git_environ(environ)
     try:
         with cat or CatFile(git_env) as objects:
-            return _write(objects, commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env)
+            return _write(objects, commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env, refs)
     except (OSError, ValueError):
         return False
 
@@ -157,6 +171,13 @@ def cat_file(environ: Mapping[str, str]) -> CatFile:
     return CatFile(git_environ(environ))
 
 
+def ref_updates(environ: Mapping[str, str]) -> Process:
+    """A `git update-ref --stdin` to pass to `write_checked`: it reads every update, then swaps them all at once
+    (checking each ref's old value under its lock) when its input ends, none when it got none. Its reflog message
+    cannot name a commit not made yet."""
+    return Process(["update-ref", "-m", "shiftgit: handoff", "--stdin"], git_environ(environ))
+
+
 def _git_dir() -> str | None:
     """This worktree's git dir (git runs the hook at the top of the work tree), or None."""
     if os.path.isdir(".git"):
@@ -170,7 +191,7 @@ def _git_dir() -> str | None:
 
 
 def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data: bytes,
-           env: dict[str, str]) -> bool:
+           env: dict[str, str], refs: Process | None) -> bool:
     """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees)."""
     head, *tips = cat.get(["HEAD", NOTES_REF, DATA_REF])
     if head is None or head[1] != "commit" or head[0] != (commit or head[0]):
@@ -203,11 +224,38 @@ def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data
         swaps.append(f"update {ref} {object_id('commit', body, width)} {tip or '0' * width}\n")
     if not swaps:
         return True
-    rc, _ = run(["unpack-objects", "-q"], env, pack(objects, width))
-    if rc != 0:
+    if not _store(objects, width, env):
         return False
+    if refs is not None:
+        return communicate(refs, "".join(swaps).encode())[0] == 0
     rc, _ = run(["update-ref", "-m", message.decode(), "--stdin"], env, "".join(swaps).encode())
     return rc == 0
+
+
+_OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
+
+
+def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) -> bool:
+    """Put the objects into the repository (at the top of its work tree): written loose here, one git process
+    less; through `git unpack-objects` when the repository's config may ask git for more than plain loose
+    objects (shared permissions, a second object format, fsync, or an included file that could say so)."""
+    gitdir = _git_dir()
+    try:
+        if gitdir is None:
+            raise OSError("no git dir")
+        common = gitdir
+        if os.path.exists(os.path.join(gitdir, "commondir")):  # a linked worktree's objects are the main one's
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as src:
+                common = os.path.join(gitdir, src.read().strip())
+        with open(os.path.join(common, "config"), "rb") as src:
+            config = src.read().lower()
+        if any(word in config for word in _OBJECTS_ASIDE) or not os.path.isdir(os.path.join(common, "objects")):
+            raise OSError("git writes the objects")
+        write_loose(objects, width, os.path.join(common, "objects"))
+        return True
+    except (OSError, UnicodeError):
+        rc, _ = run(["unpack-objects", "-q"], env, pack(objects, width))
+        return rc == 0
 
 
 def _tree_key(cat: CatFile, commit: str) -> list[str] | None:

@@ -87,6 +87,34 @@ def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str
             and run([*where, "update-ref", "-m", message, "--stdin"], env, text)[0] == 0)
 
 
+def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -> None:
+    """Write objects into `object_dir` as loose objects, as git does without `core.sharedRepository` (deflated at
+    git's default level, made read-only, put in place by a hard link that never replaces an object already there,
+    by rename where the file system has no hard links): what `git unpack-objects` makes of a small pack, without
+    starting it. Raises OSError."""
+    import zlib
+
+    for kind, body in objects:
+        data = b"%s %d\0%s" % (kind.encode(), len(body), body)
+        oid: str = hasher(width)(data).hexdigest()
+        folder = os.path.join(object_dir, oid[:2])
+        target = os.path.join(folder, oid[2:])
+        if os.path.exists(target):
+            continue
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_{oid[2:12]}")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as out:
+            out.write(zlib.compress(data, 1))
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            pass  # written meanwhile: the same bytes under the same id
+        except OSError:
+            os.rename(tmp, target)
+            continue
+        os.unlink(tmp)
+
+
 def _pack_header(code: int, size: int) -> bytes:
     out = bytearray()
     byte, size = code << 4 | size & 0x0F, size >> 4
@@ -196,6 +224,8 @@ class Process:
 
 
 STAGED = ["diff-index", "--cached", "-z", "--no-renames", "HEAD"]  # what a hook's index changes against HEAD
+# the config that changes where `git interpret-trailers` puts a trailer (none: exit status 1)
+TRAILER_CONFIG = ["config", "--get-regexp", r"^(trailer\.|core\.comment)"]
 _READY: dict[tuple[object, ...], Process] = {}
 
 
@@ -216,6 +246,13 @@ def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe
 def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Process | None:
     """The process `prestart` started with this argv, environment and directory (once), else None."""
     return _READY.pop(_ready_key(argv, env, os.path.abspath(cwd)), None) if _READY else None
+
+
+def plain_trailer_config(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> bool:
+    """Whether git's config leaves trailers and comments where git's defaults put them: the TRAILER_CONFIG query
+    `prestart` started found nothing (not started: unknown, so no)."""
+    query = started(TRAILER_CONFIG, env, cwd)
+    return query is not None and communicate(query, None)[0] == 1
 
 
 def _ready_key(argv: list[str], env: Mapping[str, str], cwd: str) -> tuple[object, ...]:

@@ -4,14 +4,16 @@ When the commit gate (pre-commit, run by the shim) passes, the note the commit w
 known up to the commit's id (git/quicknote.py). So the hook forks: the parent answers git at once,
 and the child, with every module it needs imported, does what need not hold the commit back (it
 remembers the ledgers it validated and prepares the note) and then waits on two FIFOs in
-`<git-dir>/shift/`, named after the pid of the `git commit` they serve and the child's own:
+`<git-dir>/shift/`, named after the pid of the `git commit` they serve and the child's pid and start time
+(`started`):
 
-    wait-<commit pid>-<child pid>  the child keeps it open for writing: a reader never blocks on opening
-                                   it, and reads the child's answer, or end of file once the child is gone
-    go-<commit pid>-<child pid>    the shim writes a line to it (opened read-write: never blocks)
+    wait-<commit pid>-<child>  the child keeps it open for writing: a reader never blocks on opening it,
+                               and reads the child's answer, or end of file once the child is gone
+    go-<commit pid>-<child>    the shim writes a line to it (opened read-write: never blocks)
 
 The post-commit shim of the same `git commit` (it checks that this commit's gate passed, in the
-trailers file, and that the child is alive) opens `wait-`, writes to `go-`, and reads one line:
+trailers file, and that the child is alive: that pid runs, is no zombie, and started when the name
+says, so no process that took the pid of a killed child since) opens `wait-`, writes to `go-`, and reads one line:
 `written` when the child wrote the prepared note on HEAD (quicknote checks it against HEAD's trees and
 swaps both notes refs); anything else, or nothing, sends the shim the usual way. The child removes both
 FIFOs before it answers or leaves, so a shim finds them with the child behind them or not at all (a
@@ -56,9 +58,9 @@ def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str
             os.mkfifo(path, 0o600)
             fds.append(os.open(path, os.O_RDWR))  # a FIFO opened read-write never blocks (Linux, BSDs)
         pid = os.fork()
-        if pid:  # the names the shim looks for, with the child's pid for it to check first
+        if pid:  # the names the shim looks for, with the child's pid and start time for it to check first
             for path, kind in zip(made, (WAIT, GO), strict=True):
-                os.rename(path, os.path.join(folder, f"{kind}{commit_pid}-{pid}"))
+                os.rename(path, os.path.join(folder, f"{kind}{commit_pid}-{pid}-{started(pid)}"))
     except OSError:
         for fd in fds:
             os.close(fd)
@@ -70,6 +72,16 @@ def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str
         return True
     _child(commit_pid, folder, fds[0], fds[1], work)
     raise AssertionError("unreachable")  # pragma: no cover - _child never returns
+
+
+def started(pid: int) -> str:
+    """When process `pid` started (field 22 of /proc/PID/stat, clock ticks since boot): with its pid, it names one
+    process, where a pid alone may be taken again once its process is gone. "0" without /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b") ", 1)[1].split()[19].decode()
+    except (OSError, IndexError, UnicodeError):
+        return "0"
 
 
 def _clear(folder: str, commit_pid: int) -> None:
@@ -86,7 +98,7 @@ def _clear(folder: str, commit_pid: int) -> None:
 def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Callable[[], Prepared | None]) -> None:
     """Detach from git's streams and session, do `work`, wait for the shim, answer it; never returns."""
     code = 0
-    wait, go = (os.path.join(folder, f"{kind}{commit_pid}-{os.getpid()}") for kind in (WAIT, GO))
+    wait, go = (os.path.join(folder, f"{kind}{commit_pid}-{os.getpid()}-{started(os.getpid())}") for kind in (WAIT, GO))
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
@@ -98,12 +110,13 @@ def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Calla
             return
         from shiftgit.git import quicknote
 
-        cat = quicknote.cat_file(os.environ)  # started now, while git writes the commit: one process less to wait for
+        cat = quicknote.cat_file(os.environ)  # started now, while git writes the commit: two processes
+        refs = quicknote.ref_updates(os.environ)  # less to wait for
         if _woken(commit_pid, go_fd):
             _remove(wait)
             _remove(go)
             lines, note, data = prepared
-            if quicknote.write_checked(lines, note, data, os.environ, cat=cat):
+            if quicknote.write_checked(lines, note, data, os.environ, cat=cat, refs=refs):
                 os.write(answer_fd, WRITTEN)
     except BaseException:  # noqa: BLE001 - the shim goes the usual way on any answer but WRITTEN
         code = 1
