@@ -61,7 +61,16 @@ def commit_object(tree: str, parents: list[str], author: bytes, committer: bytes
 
 
 def object_id(kind: str, body: bytes, width: int) -> str:
-    oid: str = hasher(width, len(body))(b"%s %d\0%s" % (kind.encode(), len(body), body)).hexdigest()
+    return _id_of(_framed(kind, body), width)
+
+
+def _framed(kind: str, body: bytes) -> bytes:
+    """An object as git hashes it and stores it loose (deflated): "KIND SIZE\\0" and the body."""
+    return b"%s %d\0%s" % (kind.encode(), len(body), body)
+
+
+def _id_of(framed: bytes, width: int) -> str:
+    oid: str = hasher(width, len(framed))(framed).hexdigest()
     return oid
 
 
@@ -95,8 +104,8 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
     import zlib
 
     for kind, body in objects:
-        data = b"%s %d\0%s" % (kind.encode(), len(body), body)
-        oid: str = hasher(width)(data).hexdigest()
+        data = _framed(kind, body)
+        oid = _id_of(data, width)
         folder = os.path.join(object_dir, oid[:2])
         target = os.path.join(folder, oid[2:])
         if os.path.exists(target):
