@@ -9,13 +9,12 @@ and, when two machines' histories diverge, keeps both with the newer ledger (by 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 
 from shiftgit.errors import Fenced, GitError
 from shiftgit.git import fence, rawgit
-from shiftgit.repo import Repo, clean_env
+from shiftgit.repo import Repo
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -90,14 +89,13 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, b
         if epoch and on_top is not None and fence.rival(on_top, epoch, where):  # no older or rival epoch on top
             raise Fenced(fence.fenced_line(run, epoch, on_top))
         if objects and by is not None:
-            text = message.encode("utf-8", "surrogateescape")
-            body = rawgit.commit_object(tree, [previous] if previous else [], by.author, by.committer, text)
-            commit = rawgit.object_id("commit", body, by.width)
-            swap = [(ref, commit, previous)]
-            with contextlib.suppress(OSError):
-                if rawgit.write_refs(["-C", str(repo.root)], clean_env(), [*objects, ("commit", body)], swap,
-                                     f"shiftgit checkpoint {run} {seq}", by.width):
-                    return commit
+            from shiftgit.git.shiftrefs import commit_directly
+
+            made = commit_directly(repo, by, ref, objects, tree, [previous] if previous else [],
+                                   message.encode("utf-8", "surrogateescape"), previous,
+                                   f"shiftgit checkpoint {run} {seq}")
+            if made is not None:
+                return made
             objects, tree = [], _tree(repo, data)  # the plumbing from here, from a fresh look at the tip
             continue
         commit = repo.commit_tree(tree, [previous] if previous else [], message)

@@ -151,16 +151,26 @@ def _direct(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, prev
     blobs = {name: rawgit.object_id("blob", data, by.width) for name, data in files.items()}
     tree = rawgit.tree_body({name: ("100644", oid) for name, oid in blobs.items()})
     text = message if message.endswith("\n") else message + "\n"  # as `commit-tree -m` completes the line
-    commit = rawgit.commit_body(tree, by.width, previous, by.author, by.committer, text.encode())
-    objects = [*(("blob", data) for data in files.values()), ("tree", tree), ("commit", commit)]
-    oid = rawgit.object_id("commit", commit, by.width)
+    objects = [*(("blob", data) for data in files.values()), ("tree", tree)]
+    oid = commit_directly(repo, by, ref, objects, rawgit.object_id("tree", tree, by.width),
+                          [previous] if previous else [], text.encode(), previous, message.split("\n", 1)[0])
+    return Saved(oid, blobs) if oid is not None else None
+
+
+def commit_directly(repo: Repo, by: Writer, ref: str, objects: list[tuple[str, bytes]], tree: str,
+                    parents: list[str], message: bytes, old: str | None, reflog: str) -> str | None:
+    """The commit of `tree` with `parents` and `message` by `by`, written with OBJECTS (what the tree needs that
+    the repository may lack) by one `unpack-objects`, put on `ref` by one `update-ref` compare-and-swap against
+    `old` ("" or None: the ref must not exist yet): its id, or None when either failed (another writer won the
+    swap, say) and nothing was moved; the caller then uses the plumbing."""
+    body = rawgit.commit_object(tree, parents, by.author, by.committer, message)
+    commit = rawgit.object_id("commit", body, by.width)
     try:
-        if not rawgit.write_refs(["-C", str(repo.root)], clean_env(), objects, [(ref, oid, previous)],
-                                 message.split("\n", 1)[0], by.width):
-            return None
+        moved = rawgit.write_refs(["-C", str(repo.root)], clean_env(), [*objects, ("commit", body)],
+                                  [(ref, commit, old)], reflog, by.width)
     except OSError:
         return None
-    return Saved(oid, blobs)
+    return commit if moved else None
 
 
 def _entries(repo: Repo, commit: str) -> dict[str, str]:

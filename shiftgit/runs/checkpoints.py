@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
-from shiftgit.git import rawgit, secretscan
+from shiftgit.git import secretscan
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger.checkstates import carry
 from shiftgit.ledger.model import (
@@ -27,7 +26,7 @@ from shiftgit.ledger.model import (
     Spend,
 )
 from shiftgit.ledger.store import Store
-from shiftgit.repo import Repo, TreeBuild, clean_env, files_of
+from shiftgit.repo import Repo, TreeBuild, files_of
 from shiftgit.runs.contract import new_id, now_iso
 from shiftgit.runs.reviews import request
 
@@ -168,13 +167,12 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int, gue
     message = f"shiftgit snapshot: {run} checkpoint {seq}"
     reflog = f"shiftgit checkpoint {run} {seq}"
     if by is not None and guess is not None and len(guess) in (0, by.width):
+        from shiftgit.git.shiftrefs import commit_directly
+
         parents = list(dict.fromkeys(p for p in (head, guess) if p))
-        body = rawgit.commit_object(tree, parents, by.author, by.committer, message.encode() + b"\n")
-        commit = rawgit.object_id("commit", body, by.width)
-        with contextlib.suppress(OSError):
-            if rawgit.write_refs(["-C", str(store.repo.root)], clean_env(), [("commit", body)],
-                                 [(ref, commit, guess or None)], reflog, by.width):
-                return commit
+        made = commit_directly(store.repo, by, ref, [], tree, parents, message.encode() + b"\n", guess, reflog)
+        if made is not None:
+            return made
     for attempt in range(SNAPSHOT_RETRIES + 1):
         previous = store.repo.ref(ref)
         parents = [p for p in (head, previous) if p]
