@@ -39,12 +39,24 @@ def _main(args: list[str], process: bool) -> int:
         from shiftgit.agents.events import AGENTS, EVENTS
 
         if args[1] in AGENTS:
-            if process and EVENTS[args[1]].get(args[2] if len(args) == 3 else "") not in (None, "ignore"):
+            if process:
+                _defer_url_parsing()
+            kind = EVENTS[args[1]].get(args[2] if len(args) == 3 else "")
+            if process and kind in ("brief", "gate"):
                 import os
 
                 from shiftgit.git.worktreecache import prestart
 
                 prestart(os.getcwd())  # git works while Python loads the hook's code
+            elif process and kind in ("save", "end"):  # the tree is judged by its background job: Repo.open only
+                import os
+
+                from shiftgit.git import rawgit, worktreecache
+
+                try:
+                    rawgit.prestart([worktreecache.OPEN], dict(os.environ))
+                except OSError:  # no git, no pipes: the hook runs it itself, and says why
+                    pass
             from shiftgit.agents.hooks import main as agent_hook
 
             answered = agent_hook(args[1], args[2:])
@@ -110,6 +122,37 @@ def hook_main(args: list[str]) -> NoReturn:
             wanted = [["cat-file", "--batch"], rawgit.STAGED, rawgit.TRAILER_CONFIG]
             rawgit.prestart(wanted, rawgit.hook_env(os.environ))
     _leave(_main(["hook", *args], True))
+
+
+class _DeferredModule(type(sys)):  # type: ignore[misc]  # types.ModuleType, without importing types
+    """`urllib.parse` until something uses it: pathlib imports it for `Path.as_uri` alone, which no agent hook calls,
+    and it costs a hook ~7 ms (with ipaddress): a third of a Python start-up. Its first use imports the real module."""
+
+    def __getattr__(self, name: str) -> object:
+        if name == "__path__":  # the import system's question (`from urllib.parse import ...`): not a package
+            raise AttributeError(name)
+        return getattr(_url_parsing(), name)
+
+
+def _defer_url_parsing() -> None:
+    if "urllib.parse" in sys.modules:
+        return
+    import urllib  # an empty package
+
+    stand_in = _DeferredModule("urllib.parse")
+    stand_in.quote_from_bytes = lambda *args, **kwargs: _url_parsing().quote_from_bytes(*args, **kwargs)
+    sys.modules["urllib.parse"] = stand_in
+    setattr(urllib, "parse", stand_in)  # noqa: B010  # what an import of a submodule sets
+
+
+def _url_parsing() -> ModuleType:
+    """The real `urllib.parse`, imported now if the stand-in was all there was."""
+    module = sys.modules.get("urllib.parse")
+    if module is None or isinstance(module, _DeferredModule):
+        sys.modules.pop("urllib.parse", None)
+        __import__("urllib.parse")  # the import sets `urllib.parse` to the real module too
+        module = sys.modules["urllib.parse"]
+    return module
 
 
 class _LateSite:

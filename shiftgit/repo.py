@@ -68,6 +68,20 @@ def files_of(changes: list[Change]) -> list[FileEntry]:
             if c.path != SHIFT_DIR and not c.path.startswith(SHIFT_DIR + "/")]
 
 
+DIFF_TREE = ("diff-tree", "-r", "-z", "--no-renames")  # `Repo.changes`'s command (git/record.py: no subprocess)
+
+
+def parse_changes(out: str) -> list[Change]:
+    """The entries of a `diff-tree -r -z` (its output decoded with surrogateescape)."""
+    parts = out.split("\0")
+    found: list[Change] = []
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        if meta.startswith(":"):
+            _, mode, _, blob, status = meta[1:].split(" ")
+            found.append(Change(path, mode, blob, status[0]))
+    return found
+
+
 # What `Repo.open` asks git (object format last: an older git that lacks it still answers the rest).
 OPEN_ARGS = ("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format")
 
@@ -175,14 +189,7 @@ class Repo(NamedTuple):
         """Every entry that differs between two trees (or commits), as git names it (one `diff-tree`)."""
         if old == new:  # one object: nothing differs (resume and verify compare a clean tree with itself)
             return []
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", old or self.empty_tree, new)
-        parts = out.split("\0")
-        found: list[Change] = []
-        for meta, path in zip(parts[0::2], parts[1::2], strict=False):
-            if meta.startswith(":"):
-                _, mode, _, blob, status = meta[1:].split(" ")
-                found.append(Change(path, mode, blob, status[0]))
-        return found
+        return parse_changes(self.git(*DIFF_TREE, old or self.empty_tree, new))
 
     def signs(self) -> bool:
         """The user signs commits (`user.signingkey`, gpg or ssh per `gpg.format`): shiftgit's own commits

@@ -123,3 +123,27 @@ def test_copilots_flat_handlers_are_upgraded_too(repo: Repo) -> None:
     assert "updated the command of hooks agentStop" in out
     hooks = json.loads(repo.read(".github/hooks/shiftgit.json"))["hooks"]
     assert hooks["agentStop"] == [{**old, "bash": command("copilot", "agent-stop")}]
+
+
+DEFERRED = """
+import sys
+from shiftgit.__main__ import _defer_url_parsing
+_defer_url_parsing()
+import pathlib
+print("ipaddress" in sys.modules, type(sys.modules["urllib.parse"]).__name__)
+print(pathlib.Path("/a b").as_uri())
+import urllib.parse
+from urllib.parse import quote
+print(urllib.parse.urlsplit("http://host/p").netloc, quote("a b"), sys.modules["urllib.parse"] is urllib.parse,
+      type(urllib.parse).__name__)
+"""
+
+
+def test_an_agent_hook_defers_url_parsing_until_something_uses_it() -> None:
+    """pathlib's `urllib.parse` (and its ipaddress) is a stand-in in an agent hook's process: nothing is imported
+    for it until a use, and every use then gets the real module."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.stdout.splitlines() == ["False _DeferredModule", "file:///a%20b", "host a%20b True module"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import Repo, make_repo
 
-from shiftgit.git.headref import ASK_GIT, read_head
+from shiftgit.git.headref import ASK_GIT, read_head, read_refs
 from shiftgit.repo import Repo as ShiftRepo
 
 
@@ -64,3 +64,31 @@ def test_a_symbolic_ref_chain_is_left_to_git(tmp_path: Path) -> None:
     shift = ShiftRepo.open(repo.path)
     assert read_head(str(shift.git_dir), str(shift.common_dir)) == ASK_GIT
     assert shift.head() == repo.git("rev-parse", "main").strip()
+
+
+def for_each_ref(repo: Repo, *prefixes: str) -> dict[str, str]:
+    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *prefixes)
+    return dict(line.split(" ") for line in out.splitlines())
+
+
+def test_refs_under_prefixes_agree_with_for_each_ref_packed_loose_or_both(repo: Repo) -> None:
+    first = repo.head()
+    prefixes = ("refs/shift/ledgers/", "refs/shift-remote/")
+    common = str(ShiftRepo.open(repo.path).common_dir)
+    assert read_refs(common, prefixes) == {}
+    repo.git("update-ref", "refs/shift/ledgers/demo", first)
+    repo.git("update-ref", "refs/shift-remote/origin/shift/ledgers/demo", first)
+    repo.git("update-ref", "refs/heads/other", first)  # under no prefix
+    assert read_refs(common, prefixes) == for_each_ref(repo, *prefixes) != {}
+    repo.git("pack-refs", "--all")
+    repo.write("x.txt", "x")
+    repo.commit("second")
+    repo.git("update-ref", "refs/shift/ledgers/demo", repo.head())  # loose again, newer than the packed one
+    (repo.path / ".git/refs/shift/ledgers/demo.lock").write_text("0" * 40 + "\n")  # git's lock: no ref
+    assert read_refs(common, prefixes) == for_each_ref(repo, *prefixes)
+    assert read_refs(common, prefixes)["refs/shift/ledgers/demo"] == repo.head() != first
+    (repo.path / ".git/refs/shift/ledgers/odd").write_text("ref: refs/heads/main\n")  # a symbolic ref: git's
+    assert read_refs(common, prefixes) == ASK_GIT
+    (repo.path / ".git/refs/shift/ledgers/odd").unlink()
+    (repo.path / ".git/reftable").mkdir()
+    assert read_refs(common, prefixes) == ASK_GIT

@@ -48,11 +48,15 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
 
     `shiftgit`: how the reader's shell runs shiftgit (agents/shell.py); `picked`: how discovery chose the run;
     `made_for`: the agent and version the briefing is produced for (agents/versions.py)."""
-    from shiftgit.git.sources import newer_published
+    from shiftgit.agents.published import newer_is_none
 
-    ahead = _Ahead(lambda: newer_published(store, run))  # its git processes run beside the freshness check
-    tree, head = (None, None) if resume else _local_tree(store, run, shiftgit)
-    newer = ahead.get()  # another machine's (or worktree's) newer checkpoint is the one told
+    document = _readable(store, run)
+    if document is not None and newer_is_none(store, run, document):  # the git dir's files settle it: no git
+        ahead = None
+    else:  # its git processes run beside the freshness check
+        ahead = _Ahead(lambda: _newer_published(store, run))
+    tree, head = (None, None) if resume or document is None else _local_tree(store, run, document, shiftgit)
+    newer = ahead.get() if ahead is not None else None  # another machine's (or worktree's) newer checkpoint is told
     header = provenance(store, run, newer, head)
     if picked:
         header += f"\nshiftgit {picked}."
@@ -61,7 +65,7 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
     if resume:
         body = briefing(store, run, log=log, shiftgit=shiftgit)
     else:
-        body = ledger_summary(store, run, shiftgit, _document(newer.data) if newer is not None else None,
+        body = ledger_summary(store, run, shiftgit, _document(newer.data) if newer is not None else document,
                               tree=tree if newer is None else None)
         if newer is not None:
             body += _local_problem(store, run)
@@ -93,15 +97,31 @@ class _Ahead:
         return self.result
 
 
-def _local_tree(store: Store, run: str, shiftgit: str) -> tuple[list[str] | None, str | None]:
-    """The freshness lines for this work tree's ledger, ahead of knowing whether a newer published record is the
-    one told (rarely), and HEAD's commit as that check read it; None when the ledger cannot be read (the summary
-    then says what it says)."""
+def _newer_published(store: Store, run: str) -> Any:
+    from shiftgit.git.sources import newer_published
+
+    return newer_published(store, run)
+
+
+def _readable(store: Store, run: str) -> dict[str, Any] | None:
+    """This work tree's ledger as JSON; None when it cannot be read (the summary then says what it says)."""
+    from shiftgit.errors import ShiftError
+
+    try:
+        return store.document(run)
+    except (ShiftError, OSError, ValueError):
+        return None
+
+
+def _local_tree(store: Store, run: str, document: Mapping[str, Any],
+                shiftgit: str) -> tuple[list[str] | None, str | None]:
+    """The freshness lines for this work tree's ledger (DOCUMENT), ahead of knowing whether a newer published record
+    is the one told (rarely), and HEAD's commit as that check read it; None when that check fails."""
     from shiftgit.errors import ShiftError
     from shiftgit.recovery.freshness import assess_document
 
     try:
-        state = assess_document(store, run, store.document(run))
+        state = assess_document(store, run, document)
     except (ShiftError, OSError, ValueError):
         return None, None
     return _state_lines(state, shiftgit), state.head

@@ -63,3 +63,34 @@ def _read(path: str, whole: bool = False) -> str | None:
 
 def _is_id(text: str) -> bool:
     return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def read_refs(common_dir: str, prefixes: tuple[str, ...]) -> dict[str, str] | str:
+    """Every ref under PREFIXES (each ending in "/") and its id, from packed-refs and the loose files (a loose one
+    wins), as `for-each-ref` lists them; ASK_GIT when the files do not settle it (reftable, a ref that is no id)."""
+    if os.path.exists(os.path.join(common_dir, "reftable")):
+        return ASK_GIT
+    packed = _read(os.path.join(common_dir, "packed-refs"), whole=True)
+    if packed == ASK_GIT:
+        return ASK_GIT
+    found: dict[str, str] = {}
+    for line in (packed or "").split("\n"):
+        value, _, name = line.partition(" ")
+        if name.startswith(prefixes) and not value.startswith(("#", "^")):
+            if not _is_id(value):
+                return ASK_GIT
+            found[name] = value
+    for prefix in prefixes:
+        top = os.path.join(common_dir, *prefix.strip("/").split("/"))
+        for folder, _, files in os.walk(top):
+            for name in files:
+                if name.endswith(".lock") or name.startswith("."):  # git's own lock files: no refs
+                    continue
+                path = os.path.join(folder, name)
+                text = _read(path)
+                if text is None:  # deleted meanwhile
+                    continue
+                if not _is_id(text):
+                    return ASK_GIT
+                found[os.path.relpath(path, common_dir).replace(os.sep, "/")] = text
+    return found

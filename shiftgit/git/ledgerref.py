@@ -27,6 +27,7 @@ else:
 LEDGERS = "refs/shift/ledgers/"
 TRACKING = "refs/shift-remote/"
 FILE = "ledger.json"
+KNOWN, KNOWN_KEPT = "ledger-commits.json", 256  # in <common-dir>/shift/: see `known`
 RETRIES = 20
 
 
@@ -62,9 +63,49 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, b
 
     `by` (git/shiftrefs.writer): the blob, tree and commit are written by one `unpack-objects` and the ref moved
     by one `update-ref` (rawgit.write_refs), not by four plumbing commands; when that fails or loses the swap,
-    the plumbing does it from a fresh look at the tip."""
-    ref = ref_name(run)
+    the plumbing does it from a fresh look at the tip. The commit's (epoch, seq) is remembered (`remember`)."""
     document = _json(data)
+    commit = _commit(repo, run, data, document, clone, by)
+    if commit is not None:
+        remember(repo, {commit: (epoch_of(document), seq_of(document))})
+    return commit
+
+
+def known(repo: Repo) -> dict[str, tuple[int, int]]:
+    """Ledger commits whose (owner epoch, checkpoint seq) this clone has read or written (`KNOWN`): a commit never
+    changes, so the agents' session start compares these with its ledger instead of asking git (agents/published.py)."""
+    try:
+        with open(repo.common_dir / "shift" / KNOWN, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: (v[0], v[1]) for k, v in data.items()
+            if isinstance(v, list) and len(v) == 2 and all(type(n) is int for n in v)}
+
+
+def remember(repo: Repo, pairs: dict[str, tuple[int, int]]) -> None:
+    """Add these commits' (epoch, seq) to `KNOWN`: a cache, a failed write loses no record."""
+    import os
+
+    seen = known(repo)
+    if all(seen.get(commit) == pair for commit, pair in pairs.items()):
+        return
+    seen.update(pairs)
+    path = repo.common_dir / "shift" / KNOWN
+    tmp = path.with_name(f".{KNOWN}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp.write_text(json.dumps({k: list(v) for k, v in list(seen.items())[-KNOWN_KEPT:]}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clone: str | None,
+            by: Writer | None) -> str | None:
+    ref = ref_name(run)
     seq = seq_of(document)
     objects: list[tuple[str, bytes]] = []
     if by is not None:
@@ -170,7 +211,7 @@ def tips(repo: Repo, out: str | None = None) -> dict[str, list[Tip]]:
         if len(fields) != 5:
             continue
         commit, ref, trailers, when, author = fields
-        run = _run_of(ref)
+        run = run_of(ref)
         if run is None:
             continue
         meta = dict(t.partition(": ")[::2] for t in trailers.split("\x1e") if ": " in t)
@@ -181,7 +222,7 @@ def tips(repo: Repo, out: str | None = None) -> dict[str, list[Tip]]:
     return found
 
 
-def _run_of(ref: str) -> str | None:
+def run_of(ref: str) -> str | None:
     if ref.startswith(LEDGERS):
         return ref[len(LEDGERS):] or None
     head, sep, run = ref.rpartition("/shift/ledgers/")

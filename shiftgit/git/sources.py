@@ -193,8 +193,13 @@ def pick(found: list[Source]) -> Source | None:
 
 
 def newer_published(store: Store, run: str) -> Source | None:
-    """A published record newer than the work tree's ledger (what `resume --adopt` would restore), if any."""
-    best = newest(store, run)
+    """A published record newer than the work tree's ledger (what `resume --adopt` would restore), if any. The
+    (epoch, seq) of each published copy read is remembered (ledgerref.known: the session start's quick look)."""
+    found = candidates(store, run)
+    copies = {s.commit: (s.epoch, s.seq) for s in found if s.kind == "published" and s.commit}
+    if copies:
+        ledgerref.remember(store.repo, copies)
+    best = pick(found)
     return best if best is not None and best.kind == "published" else None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from shiftgit.git.headref import head as read_head
-from shiftgit.git.record import Checkpoint, edits_since, head_state
+from shiftgit.git.record import Checkpoint, diff_files, edits_since, head_state
 from shiftgit.git.worktreecache import tree as worktree_tree
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -134,7 +134,7 @@ def _assess(store: Store, run: str, point: Point | None, pending: int) -> Freshn
     head = read_head(repo)  # from the git dir's files where it can: the agent hooks ask at every turn
     tree = worktree_tree(repo)  # one git process when nothing changed since the last hook (git/worktreecache.py)
     if point is None:
-        files = tuple(entry.path for entry in repo.diff_trees(head, tree))
+        files = tuple(entry.path for entry in diff_files(repo, head, tree))
     elif point.tree == tree:
         files = ()
     else:  # edits_since rebuilds the checkpoint's tree in a clone that lacks it; None: cannot tell
