@@ -7,9 +7,9 @@ validated before (see `shiftgit.validated`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 
+from shiftgit import rawjson
 from shiftgit.git.scope import SETUP_FILES, in_scope
 from shiftgit.ledger import diff as ledgerdiff
 
@@ -182,7 +182,7 @@ def _sound(ledger: Ledger, validated: frozenset[str]) -> tuple[Any, list[Problem
     restore = f"fix it by hand, or restore it: git checkout HEAD -- {ledger.path}"
     try:
         text = ledger.staged.decode("utf-8")
-        document = json.loads(text)
+        document = rawjson.loads(text)
     except ValueError as exc:
         return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
     invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
@@ -226,7 +226,7 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
     if not ledger.changed or ledger.head is None:
         return []
     try:
-        old = json.loads(ledger.head)
+        old = rawjson.loads(ledger.head)
     except ValueError:
         return []  # HEAD's ledger was already broken: nothing trustworthy to compare with
     if not isinstance(old, Mapping) or (ledger.staged is not None and not isinstance(document, Mapping)):
@@ -245,7 +245,7 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
 def _archived_document(data: bytes) -> Any:
     """The archived ledger the deletion must not lose anything against; None (a plain deletion) if unusable."""
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError:
         return None
     return document if isinstance(document, Mapping) else None
@@ -270,7 +270,7 @@ def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[
 
 def _json_or_empty(data: bytes | None) -> Mapping[str, Any]:
     try:
-        document = json.loads(data) if data is not None else {}
+        document = rawjson.loads(data) if data is not None else {}
     except ValueError:
         return {}
     return document if isinstance(document, Mapping) else {}

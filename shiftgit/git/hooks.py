@@ -126,7 +126,7 @@ def _scan_ledgers(ctx: Context) -> int:
     env = ctx.env
     with Objects(ctx.root, env) as objects:
         head, changes = gitview.staged_on_head(objects, ctx.root, env)
-        touched = [(m.group(1), c) for c in changes if (m := gitview.LEDGER.match(c.path)) and c.new]
+        touched = [(name, c) for c in changes if (name := gitview.ledger_run(c.path)) and c.new]
         blobs = objects.read([c.new for _, c in touched if c.new])
     ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
     problems = gate.secret_problems(ledgers)
@@ -154,7 +154,7 @@ def read_staging(ctx: Context, gitdir: str, run: str,
     with Objects(ctx.root, env) as objects:
         head, changes = gitview.staged_on_head(objects, ctx.root, env)
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
-        touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
+        touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
         if ledger_changes is not None:
             ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
         ledgers = _ledgers(objects, run, touched)
