@@ -44,6 +44,7 @@ class Staging(NamedTuple):
     ledgers: Mapping[str, Ledger]  # every run whose ledger changed, and the active run
     config: Mapping[str, Any]  # .shift/config.json as staged
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
+    clean: frozenset[str] = frozenset()  # ledger blob ids whose whole text shiftgit scanned and found free of secrets
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
     newest_claim: Any = None  # git/fence.Claim: the newest owner epoch the active run's ledger refs carry
     published: bytes | None = None  # the active run's ledger as its checkpoint committed it (refs/shift/ledgers/)
@@ -63,7 +64,7 @@ def judge(staging: Staging) -> list[Problem]:
     docs: dict[str, Any] = {}
     problems = []
     for run, ledger in sorted(staging.ledgers.items()):
-        document, found = _sound(ledger, staging.validated)
+        document, found = _sound(ledger, staging.validated, staging.clean)
         problems += found
         docs[run] = document
     active = staging.ledgers[staging.run]
@@ -175,7 +176,7 @@ def _recorded(point: Mapping[str, Any] | None) -> dict[str, str | None]:
 
 # -- rule 4: a sound ledger: JSON, a schema this shiftgit knows, valid, no secret -------------------
 
-def _sound(ledger: Ledger, validated: frozenset[str]) -> tuple[Any, list[Problem]]:
+def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = frozenset()) -> tuple[Any, list[Problem]]:
     """The parsed staged ledger (None if unusable: not JSON, invalid, newer) and its rule-4 problems."""
     if ledger.staged is None:
         return None, []
@@ -186,7 +187,7 @@ def _sound(ledger: Ledger, validated: frozenset[str]) -> tuple[Any, list[Problem
     except ValueError as exc:
         return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
     invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
-    secrets = _secret_problems(ledger, text)
+    secrets = [] if ledger.blob in clean else _secret_problems(ledger, text)
     return (None if invalid else document), invalid + secrets
 
 

@@ -161,9 +161,9 @@ def read_staging(ctx: Context, gitdir: str, run: str,
         config, published = objects.read([f":{gitview.CONFIG}", f"{fence.LEDGERS}{run}:ledger.json"])
         claim = _claims(objects, run, gitview.parse_config(config)) if paths else None
     worktree = os.path.join(ctx.root, gitview.ledger_path(run))
-    blobs = [ledger.blob for ledger in ledgers.values() if ledger.blob]
+    checked, clean = validated.marks_of(gitdir, {led.blob: led.staged for led in ledgers.values() if led.blob})
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
-                        validated=validated.known_of(gitdir, blobs),
+                        validated=checked, clean=clean,
                         worktree_ledger=_read(worktree) if os.path.isfile(worktree) else None, newest_claim=claim,
                         published=published)
 
