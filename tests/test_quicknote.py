@@ -255,6 +255,7 @@ def test_the_gate_skips_the_secret_scan_only_for_bytes_a_write_scanned_clean(run
     proc, imported = parent_imports(run_repo)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not {"re", "json", "enum", "fnmatch", "shiftgit.ledger.secrets"} & imported
+    assert not {"shiftgit.git.handoff", "shiftgit.git.quicknote"} & imported  # the child's: it renders the note
     document = run_repo.ledger("demo")
     document["contract"]["owner"] = "ghp" + "_" + "Zq7Xw2Lm9Pk4Rt6Yb1" + "Nc8Vd3Hs5Jf0Ga7Ue2"  # no token in this file
     run_repo.ledger_path("demo").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")

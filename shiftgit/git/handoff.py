@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from shiftgit import rawjson
+from shiftgit.git.rawledger import checkpoint_of as checkpoint_of  # handoff.checkpoint_of, as before
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
@@ -39,11 +40,6 @@ MAX_FAILING = 3
 MAX_LINES = 8
 MAX_LINE = 150  # characters
 MAX_BYTES = 1200
-
-
-def checkpoint_of(ledger: Any) -> dict[str, Any] | None:
-    point = ledger.get("checkpoint") if isinstance(ledger, Mapping) else None
-    return dict(point) if isinstance(point, Mapping) and point.get("id") else None
 
 
 def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None) -> dict[str, Any] | None:

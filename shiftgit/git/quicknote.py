@@ -38,6 +38,7 @@ from shiftgit.git.rawgit import (
     tree_body,
     write_loose,
 )
+from shiftgit.git.rawledger import is_run_id
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ DATA_REF = "refs/notes/shift-data"  # = notes.DATA_REF
 DIFF_VAR = "SHIFT_HOOK_DIFF"
 _RUNS = ".shift/runs/"
 _LEDGER = "/ledger.json"
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_RUN_CHARS = _ALNUM | frozenset("._-")
 _HEX = frozenset("0123456789abcdef")
 _NOTE = "100644"
 _REPO_VARS = ("GIT_DIR", "GIT_WORKTREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX",
@@ -66,11 +65,6 @@ def ledger_run(path: str) -> str | None:
         return None
     run = path[len(_RUNS):-len(_LEDGER)]
     return run if is_run_id(run) else None
-
-
-def is_run_id(text: str) -> bool:
-    """view.RUN_ID_PATTERN matches the whole of `text` (a test checks they agree), said without re."""
-    return 0 < len(text) <= 64 and text[0] in _ALNUM and _RUN_CHARS.issuperset(text)
 
 
 def key(changes: Iterable[tuple[str, str | None, str | None]], width: int) -> list[str]:

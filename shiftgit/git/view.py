@@ -15,8 +15,9 @@ from shiftgit import rawjson
 from shiftgit.errors import GitError, LedgerError, UsageError
 from shiftgit.git import rawgit
 from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
-from shiftgit.git.quicknote import is_run_id  # re costs the commit gate ~15 ms to import
 from shiftgit.git.rawgit import communicate
+from shiftgit.git.rawledger import RUN_ID_PATTERN as RUN_ID_PATTERN  # view.RUN_ID_PATTERN, as before
+from shiftgit.git.rawledger import is_run_id
 from shiftgit.textsafe import path_text
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
@@ -30,7 +31,6 @@ else:
 
 RUNS = ".shift/runs"
 CONFIG = ".shift/config.json"
-RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"  # = ledger.RUN_ID_PATTERN; quicknote.is_run_id says it without re
 _LEDGER_DIR, _LEDGER_FILE = f"{RUNS}/", "/ledger.json"
 DEFAULT_CONFIG: dict[str, Any] = {"require_fresh_checks": False, "trailers": True}
 
