@@ -79,6 +79,15 @@ def run(cwd: Path, *argv: str, data: str | None = None, env: dict[str, str] | No
     return proc.stdout
 
 
+def base_env(checkout: Path, pycache: Path) -> dict[str, str]:
+    """The environment that runs CHECKOUT's shiftgit (bytecode compiled once, kept under PYCACHE): `--base`."""
+    if not (checkout / "shiftgit" / "__init__.py").is_file():
+        raise SystemExit(f"--base {checkout}: no shiftgit/ package there")
+    env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONPYCACHEPREFIX": str(pycache)}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(checkout / "shiftgit")], env=env, check=True)
+    return env
+
+
 def fast_history(path: Path, commits: int) -> None:
     """A new repository at `path` whose main branch holds COMMITS commits (one `git fast-import`), checked out."""
     path.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """What shiftgit's hooks add to a checkpointed `git commit`, in start-ups of this Python.
 
-    python bench/commit_path.py [--rounds 21] [--notes 10000] [--runs 100]
+    python bench/commit_path.py [--rounds 21] [--notes 10000] [--runs 100] [--base CHECKOUT]
 
 Builds throw-away repositories (isolated from the machine's git config) in pairs with the same
 content: one with `shiftgit init --hooks git`, one with no hooks. Every round makes an edit, a
@@ -15,6 +15,8 @@ framework alone with a `language: system` hook of `true` at each of those hook t
 route is judged against), and for an idle commit (hooks installed, no run started: no checkpoint, no
 note).
 It also counts the processes one commit runs (git trace2) and checks each hooked commit got its note.
+`--base CHECKOUT` adds, to each scenario with git hooks, a third repository whose hooks run CHECKOUT's shiftgit,
+timed in the same rounds (its row: "  base: ..."), so a change is judged against its base under the same load.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, SG, compile_bytecode, fast_history, isolate, parse, run, unit_warnings
+from _common import ROOT, SG, base_env, compile_bytecode, fast_history, isolate, parse, run, unit_warnings
 
 from shiftgit.git.notes import note_blobs, read_note, write_notes  # noqa: E402
 
@@ -40,9 +42,9 @@ FRAMEWORK_ONLY = "repos:\n  - repo: local\n    hooks:\n" + "".join(
     f"        stages: [{stage}]\n" for stage in ("pre-commit", "commit-msg", "post-commit", "post-rewrite"))
 
 
-def timed(cwd: Path, *argv: str) -> float:
+def timed(cwd: Path, *argv: str, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(list(argv), cwd=cwd, capture_output=True)
+    proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, env=env)
     took = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{proc.stdout!r}\n{proc.stderr!r}")
@@ -52,8 +54,8 @@ def timed(cwd: Path, *argv: str) -> float:
 class Repo:
     """One repository of a scenario: `notes` old commits with notes, `runs` runs, hooks or none."""
 
-    def __init__(self, path: Path, hooks: str, notes: int, runs: int) -> None:
-        self.path, self.hooks = path, hooks
+    def __init__(self, path: Path, hooks: str, notes: int, runs: int, env: dict[str, str] | None = None) -> None:
+        self.path, self.hooks, self.env = path, hooks, env  # env: another checkout's shiftgit (--base)
         fast_history(path, notes)
         old = run(path, "git", "rev-list", "main").split()
         (path / "calc.py").write_text(CALC)
@@ -61,7 +63,7 @@ class Repo:
         if hooks == "framework":  # the reference: the pre-commit framework running `true` at each hook type
             (path / ".pre-commit-config.yaml").write_text(FRAMEWORK_ONLY)
         else:
-            run(path, *SG, "init", "--hooks", hooks)
+            run(path, *SG, "init", "--hooks", hooks, env=env)
         if hooks in ("pre-commit", "framework"):
             run(path, "pre-commit", "install", "--hook-type", "pre-commit", "--hook-type", "commit-msg",
                 "--hook-type", "post-commit", "--hook-type", "post-rewrite")
@@ -69,28 +71,28 @@ class Repo:
         self.idle = runs == 0
         if self.idle:  # hooks installed, no run: the commits of someone not using shiftgit right now
             return
-        run(path, *SG, "start", "demo", "--goal", "bench", "--stop-when", "never", "--constraint", "stay fast")
+        run(path, *SG, "start", "demo", "--goal", "bench", "--stop-when", "never", "--constraint", "stay fast", env=env)
         ledger = json.loads((path / ".shift/runs/demo/ledger.json").read_text())
         for i in range(1, runs):
             target = path / f".shift/runs/r{i:03d}/ledger.json"
             target.parent.mkdir(parents=True)
             target.write_text(json.dumps({**ledger, "run": f"r{i:03d}"}, indent=2, sort_keys=True) + "\n")
         self.git_commit("start demo")
-        run(path, *SG, "check", "--name", "unit", "-q", "--", sys.executable, "-c", "pass")
+        run(path, *SG, "check", "--name", "unit", "-q", "--", sys.executable, "-c", "pass", env=env)
         write_notes(path, {c: f"shiftgit: no handoff (old commit {i})\n" for i, c in enumerate(old)})
 
     def git_commit(self, message: str) -> None:
         run(self.path, "git", "add", "-A")
-        run(self.path, "git", "commit", "-q", "-m", message)
+        run(self.path, "git", "commit", "-q", "-m", message, env=self.env)
 
     def prepare(self, i: int) -> None:
         (self.path / "calc.py").write_text(CALC + f"# round {i}\n")
         if not self.idle:
-            run(self.path, *SG, "checkpoint", "--step", f"round {i}", "--next", "another round")
+            run(self.path, *SG, "checkpoint", "--step", f"round {i}", "--next", "another round", env=self.env)
         run(self.path, "git", "add", "-A")
 
     def commit(self, i: int) -> float:
-        return timed(self.path, "git", "commit", "-q", "-m", f"round {i}")
+        return timed(self.path, "git", "commit", "-q", "-m", f"round {i}", env=self.env)
 
     def check_note(self, i: int) -> None:
         if self.idle:
@@ -125,6 +127,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--base", type=Path, help="another checkout whose shiftgit's hooks are timed beside these")
     args = parse(parser, rounds=1, warmup=0, notes=20, runs=2)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="shiftgit-bench-") as tmp:
@@ -142,8 +145,13 @@ def main() -> None:
                      FRAMEWORK: (10, 0, "framework"),
                      "idle: hooks, no active run": (10, 0, "git")}
         started = time.perf_counter()
-        pairs = {name: (Repo(base / f"h{k}", hooks, notes, runs), Repo(base / f"b{k}", "none", notes, runs))
-                 for k, (name, (notes, runs, hooks)) in enumerate(scenarios.items())}
+        env = base_env(args.base.resolve(), base / "base-pycache") if args.base is not None else None
+        pairs = {}
+        for k, (name, (notes, runs, hooks)) in enumerate(scenarios.items()):
+            pairs[name] = (Repo(base / f"h{k}", hooks, notes, runs), Repo(base / f"b{k}", "none", notes, runs))
+            if env is not None and hooks == "git":  # the base checkout's hooks, with a bare twin of their own
+                pairs[f"  base: {name}"] = (Repo(base / f"x{k}", hooks, notes, runs, env),
+                                            Repo(base / f"y{k}", "none", notes, runs))
         print(f"set up {2 * len(pairs)} repositories in {time.perf_counter() - started:.0f} s", flush=True)
         for name, (hooked, _) in pairs.items():
             commits = run(hooked.path, "git", "rev-list", "--count", "HEAD").strip()
@@ -184,7 +192,7 @@ def report(times: dict[str, tuple[list[float], list[float]]], python: list[float
         extra = median_ms(hooked) - median_ms(bare)
         added[name] = extra / unit
         print(f"{name:<40} {median_ms(bare):>8.1f} {median_ms(hooked):>10.1f} {extra:>9.1f} {added[name]:>10.2f}")
-    names = list(added)
+    names = [name for name in added if not name.startswith("  base: ")]
     for name in names[1:3]:
         print(f"{name} vs {names[0]}: {100 * (added[name] / added[names[0]] - 1):+.0f}%")
     print(f"{names[3]}: {added[names[3]] / added[FRAMEWORK]:.2f}x the framework's own overhead ({FRAMEWORK})")

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import SG, compile_bytecode, fast_history, isolate, parse, run, scale
+from _common import SG, base_env, compile_bytecode, fast_history, isolate, parse, run, scale
 
 from shiftgit.git.notes import write_notes  # noqa: E402
 
@@ -214,15 +214,6 @@ def main() -> None:
                     ratios[name].append(seconds / took["python -c pass"])
         load_after = os.getloadavg()
     report(ratios, unit, args, load_before, load_after)
-
-
-def base_env(checkout: Path, pycache: Path) -> dict[str, str]:
-    """The environment that runs CHECKOUT's shiftgit (bytecode compiled once, kept under PYCACHE)."""
-    if not (checkout / "shiftgit" / "__init__.py").is_file():
-        raise SystemExit(f"--base {checkout}: no shiftgit/ package there")
-    env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONPYCACHEPREFIX": str(pycache)}
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(checkout / "shiftgit")], env=env, check=True)
-    return env
 
 
 def report(ratios: dict[str, list[float]], unit: list[float], args: argparse.Namespace,

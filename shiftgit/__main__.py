@@ -36,6 +36,12 @@ def _main(args: list[str], process: bool) -> int:
 
             if post_commit():
                 return 0
+        from shiftgit.git import GIT_HOOKS
+
+        if args[1] in GIT_HOOKS:
+            from shiftgit.git.hooks import run_hook
+
+            return run_hook(args[1], args[2:])
         from shiftgit.agents.events import AGENTS, EVENTS
 
         if args[1] in AGENTS:
@@ -63,12 +69,6 @@ def _main(args: list[str], process: bool) -> int:
             if process:  # this process is the hook (console script, `python -m shiftgit`, the launcher)
                 _leave(answered)
             return answered
-        from shiftgit.git.context import GIT_HOOKS
-
-        if args[1] in GIT_HOOKS:
-            from shiftgit.git.hooks import run_hook
-
-            return run_hook(args[1], args[2:])
     if args[:1] in (["status"], ["show"], ["log"], ["resume"]):  # reports in their plainest forms: no click
         from shiftgit.cli.quick import main as quick
 

@@ -10,14 +10,13 @@ reaches it: each control character is shown, never obeyed. Stdlib only: the hook
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
-    pass
+    import re
 
 ELLIPSIS = "…"
 # C0 controls, DEL, C1 controls (8-bit CSI/OSC), line/paragraph separators, bidi overrides and
@@ -35,6 +34,8 @@ def _chars(chars: str) -> re.Pattern[str]:
     module for `path_text` alone."""
     pattern = _COMPILED.get(chars)
     if pattern is None:
+        import re  # here: the git hooks import this module for `path_text` alone, and re costs them ~15 ms
+
         pattern = _COMPILED[chars] = re.compile(f"[{chars}]")
     return pattern
 
@@ -125,6 +126,8 @@ def fence(lines: Sequence[str], label: str) -> list[str]:
     long closes it), and its label carries a digest of the content, so a forged closing line would
     have to contain the digest of the text that contains it. The closing fence is bare backticks.
     """
+    import re
+
     longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
     ticks = "`" * max(3, longest + 1)
     digest = hasher(64)("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()[:12]

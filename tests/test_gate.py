@@ -364,7 +364,10 @@ def test_ledgerdiff_approval_decisions_change_only_with_history() -> None:
 
 
 def test_the_hook_path_keeps_the_run_id_pattern_of_the_model() -> None:
-    assert gitview.RUN_ID.pattern == ledger.RUN_ID_PATTERN
+    assert gitview.RUN_ID_PATTERN == ledger.RUN_ID_PATTERN  # rawledger.RUN_ID_PATTERN
+    pattern = re.compile(ledger.RUN_ID_PATTERN)
+    samples = ["a", "fix-login", "0.9_x", "a" * 64, "a" * 65, "", "-a", ".a", "A", "a/b", "a b", "é", "a\n", "run!"]
+    assert [gitview.is_run_id(s) for s in samples] == [pattern.fullmatch(s) is not None for s in samples]
 
 
 def test_a_same_second_same_size_edit_is_in_the_checkpoint(repo: Repo) -> None:

@@ -14,6 +14,7 @@ from conftest import Repo
 from shiftgit.git import handoff, quicknote, rawgit
 from shiftgit.git import view as gitview
 from shiftgit.git.notes import DATA_REF, NOTES_REF, read_note
+from shiftgit.ledger import validated
 
 PACKAGE = str(Path(quicknote.__file__).resolve().parents[2])
 ENTRY = ("import sys\nsys.path.append(sys.argv.pop(1))\nfrom shiftgit.__main__ import hook_main\n"
@@ -242,3 +243,45 @@ def test_the_key_read_from_the_trees_is_the_diff_trees(run_repo: Repo) -> None:
         os.chdir(cwd)
     found = quicknote.parse_diff(diff)
     assert found is not None and from_trees == found[1] and len(from_trees) == 2
+
+
+def test_the_gate_skips_the_secret_scan_only_for_bytes_a_write_scanned_clean(run_repo: Repo) -> None:
+    """A checkpoint's write scans the ledger it writes and marks its bytes clean: the gate then loads neither json's
+    regular expressions nor the secret rules. Bytes changed since (by hand) carry no mark and are scanned."""
+    checkpoint(run_repo, "marked")
+    data = run_repo.ledger_path("demo").read_bytes()
+    listed = (run_repo.path / ".git" / "shift" / "validated").read_text().split()
+    assert validated.clean_token(data) in listed
+    proc, imported = parent_imports(run_repo)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not {"re", "json", "enum", "fnmatch", "shiftgit.ledger.secrets"} & imported
+    assert not {"shiftgit.git.handoff", "shiftgit.git.quicknote"} & imported  # the child's: it renders the note
+    document = run_repo.ledger("demo")
+    document["contract"]["owner"] = "ghp" + "_" + "Zq7Xw2Lm9Pk4Rt6Yb1" + "Nc8Vd3Hs5Jf0Ga7Ue2"  # no token in this file
+    run_repo.ledger_path("demo").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    run_repo.git("add", "-A")
+    proc, imported = parent_imports(run_repo)
+    assert proc.returncode == 1 and "github-token" in proc.stderr, proc.stderr[-2000:]
+    assert "shiftgit.ledger.secrets" in imported
+
+
+def parent_imports(repo: Repo) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """What the gate's own process imports (`hook_imports`), with the index named as git names it, so that what
+    need not hold a commit back goes to the child it forks (git/waiter.py). A shell stands for `git commit`: it
+    ends with the hook, and the child with it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["GIT_INDEX_FILE"] = str(repo.path / ".git" / "index")
+    argv = [sys.executable, "-S", "-X", "importtime", "-c", ENTRY, PACKAGE, "pre-commit"]
+    proc = subprocess.run(["sh", "-c", '"$@"; exit $?', "sh", *argv], cwd=repo.path, env=env, capture_output=True,
+                          text=True)
+    lines = proc.stderr.splitlines()
+    return proc, {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_a_write_marks_clean_only_small_ledgers_with_no_secret() -> None:
+    plain = b'{"contract": {"owner": "ada"}}\n'
+    assert validated.scanned_clean(plain)
+    assert not validated.scanned_clean(b'{"owner": "' + b"ghp_" + b"Zq7Xw2Lm9Pk4Rt6Yb1Nc8Vd3Hs5Jf0Ga7Ue2" + b'"}')
+    assert not validated.scanned_clean(b'{"owner": "\\u0067hp_Zq7Xw2Lm9Pk4Rt6Yb1Nc8Vd3Hs5Jf0Ga7Ue2"}')
+    assert not validated.scanned_clean(b'{"a": "' + b"x" * validated.CLEAN_SCAN_MAX + b'"}')  # the gate scans it
+    assert not validated.scanned_clean(b'{"a": "\xff"}')

@@ -43,7 +43,7 @@ def hook(names: tuple[str, ...]) -> None:
     """
     from shiftgit.agents.events import AGENTS as AGENT_HOOKS
     from shiftgit.errors import UsageError
-    from shiftgit.git.context import GIT_HOOKS
+    from shiftgit.git import GIT_HOOKS
 
     if {"-h", "--help"} & set(names):  # `hook claude --help`: this help, exit 0
         click.echo(click.get_current_context().get_help())

@@ -16,9 +16,6 @@ if TYPE_CHECKING:
 else:
     from shiftgit.tuples import NamedTuple
 
-# The git hooks `shiftgit hook NAME` answers (dispatched in __main__ before click loads).
-GIT_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "post-merge", "pre-push")
-
 
 class Context(NamedTuple):
     root: str  # the top of the work tree (str: no pathlib on the commit path)

@@ -7,9 +7,9 @@ validated before (see `shiftgit.validated`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 
+from shiftgit import rawjson
 from shiftgit.git.scope import SETUP_FILES, in_scope
 from shiftgit.ledger import diff as ledgerdiff
 
@@ -44,6 +44,7 @@ class Staging(NamedTuple):
     ledgers: Mapping[str, Ledger]  # every run whose ledger changed, and the active run
     config: Mapping[str, Any]  # .shift/config.json as staged
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
+    clean: frozenset[str] = frozenset()  # ledger blob ids whose whole text shiftgit scanned and found free of secrets
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
     newest_claim: Any = None  # git/fence.Claim: the newest owner epoch the active run's ledger refs carry
     published: bytes | None = None  # the active run's ledger as its checkpoint committed it (refs/shift/ledgers/)
@@ -63,7 +64,7 @@ def judge(staging: Staging) -> list[Problem]:
     docs: dict[str, Any] = {}
     problems = []
     for run, ledger in sorted(staging.ledgers.items()):
-        document, found = _sound(ledger, staging.validated)
+        document, found = _sound(ledger, staging.validated, staging.clean)
         problems += found
         docs[run] = document
     active = staging.ledgers[staging.run]
@@ -175,18 +176,18 @@ def _recorded(point: Mapping[str, Any] | None) -> dict[str, str | None]:
 
 # -- rule 4: a sound ledger: JSON, a schema this shiftgit knows, valid, no secret -------------------
 
-def _sound(ledger: Ledger, validated: frozenset[str]) -> tuple[Any, list[Problem]]:
+def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = frozenset()) -> tuple[Any, list[Problem]]:
     """The parsed staged ledger (None if unusable: not JSON, invalid, newer) and its rule-4 problems."""
     if ledger.staged is None:
         return None, []
     restore = f"fix it by hand, or restore it: git checkout HEAD -- {ledger.path}"
     try:
         text = ledger.staged.decode("utf-8")
-        document = json.loads(text)
+        document = rawjson.loads(text)
     except ValueError as exc:
         return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
     invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
-    secrets = _secret_problems(ledger, text)
+    secrets = [] if ledger.blob in clean else _secret_problems(ledger, text)
     return (None if invalid else document), invalid + secrets
 
 
@@ -226,7 +227,7 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
     if not ledger.changed or ledger.head is None:
         return []
     try:
-        old = json.loads(ledger.head)
+        old = rawjson.loads(ledger.head)
     except ValueError:
         return []  # HEAD's ledger was already broken: nothing trustworthy to compare with
     if not isinstance(old, Mapping) or (ledger.staged is not None and not isinstance(document, Mapping)):
@@ -245,7 +246,7 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
 def _archived_document(data: bytes) -> Any:
     """The archived ledger the deletion must not lose anything against; None (a plain deletion) if unusable."""
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError:
         return None
     return document if isinstance(document, Mapping) else None
@@ -270,7 +271,7 @@ def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[
 
 def _json_or_empty(data: bytes | None) -> Mapping[str, Any]:
     try:
-        document = json.loads(data) if data is not None else {}
+        document = rawjson.loads(data) if data is not None else {}
     except ValueError:
         return {}
     return document if isinstance(document, Mapping) else {}

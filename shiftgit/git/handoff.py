@@ -23,13 +23,13 @@ again from the result. Everything passes the secret scanner first: a note never 
 
 from __future__ import annotations
 
-import json
-import re  # json imports it anyway
 from collections.abc import Iterable, Mapping
+
+from shiftgit import rawjson
+from shiftgit.git.rawledger import checkpoint_of as checkpoint_of  # handoff.checkpoint_of, as before
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
     Doc = Mapping[str, Any]
@@ -40,11 +40,6 @@ MAX_FAILING = 3
 MAX_LINES = 8
 MAX_LINE = 150  # characters
 MAX_BYTES = 1200
-
-
-def checkpoint_of(ledger: Any) -> dict[str, Any] | None:
-    point = ledger.get("checkpoint") if isinstance(ledger, Mapping) else None
-    return dict(point) if isinstance(point, Mapping) and point.get("id") else None
 
 
 def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None) -> dict[str, Any] | None:
@@ -103,7 +98,7 @@ def pair(document: Doc) -> tuple[str, str]:
 
 
 def data_text(document: Doc) -> str:
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return rawjson.compact_sorted(document) + "\n"
 
 
 def note_text(document: Doc) -> str:
@@ -237,7 +232,7 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
         line = text.rstrip("\n")
         if "\n" not in line and "\r" not in line:
             document = _json_line(line)  # JSON: then no \v, \f, \x1c-\x1e (neither space nor raw in a string)
-            if document is not None and (line.isascii() or _WIDE_BREAKS.search(line) is None):
+            if document is not None and (line.isascii() or not _wide_break(line)):
                 return document if isinstance(document, dict) and "shift_note" in document else None
     documents = []
     for line in (text or "").splitlines():
@@ -250,9 +245,13 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
     return merged(documents)
 
 
-_WIDE_BREAKS = re.compile("[\x85\u2028\u2029]")  # where str.splitlines breaks a line, beyond ASCII
+def _wide_break(line: str) -> bool:
+    """Whether str.splitlines breaks `line` at a character beyond ASCII."""
+    return "\x85" in line or "\u2028" in line or "\u2029" in line
+
+
 # What json.loads runs, without the three calls around it (`log` reads 10,000s of notes): (value, end).
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_scan = rawjson.scan_once
 
 
 def _json_line(line: str) -> Any:
@@ -265,6 +264,12 @@ def _json_line(line: str) -> Any:
     return value if end == len(line) or not line[end:].strip(" \t\n\r") else None
 
 
+def _effect_key(effect: Mapping[str, Any]) -> str:
+    import json  # a merged note only (sync): not on the commit path
+
+    return json.dumps(effect, sort_keys=True)
+
+
 def merged(documents: Iterable[Doc]) -> dict[str, Any]:
     """Several notes of one commit (e.g. from two clones) as one: checkpoints united by id."""
     points: dict[str, dict[str, Any]] = {}
@@ -274,7 +279,7 @@ def merged(documents: Iterable[Doc]) -> dict[str, Any]:
     for document in documents:
         for effect in document.get("effects") or []:
             if isinstance(effect, Mapping):
-                effects.setdefault(json.dumps(effect, sort_keys=True), dict(effect))
+                effects.setdefault(_effect_key(effect), dict(effect))
         for point in document.get("checkpoints") or []:
             if isinstance(point, Mapping):
                 points.setdefault(str(point.get("id")), dict(point))

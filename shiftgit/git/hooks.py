@@ -19,9 +19,10 @@ import sys
 from collections.abc import Callable, Mapping
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, handoff, rawgit, waiter
+from shiftgit.git import fence, gate, rawgit, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
+from shiftgit.git.rawledger import checkpoint_of
 from shiftgit.git.view import Objects
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
@@ -103,7 +104,7 @@ def _prepare_note(gitdir: str, staging: gate.Staging,
     """The commit's handoff note, rendered now from the ledgers the gate holds, for post-commit to write
     (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise.
     Returns (key, note, record), or None when there is no note to prepare."""
-    from shiftgit.git import quicknote
+    from shiftgit.git import handoff, quicknote  # in the child git/waiter.py forks, when it is there
 
     width = next((len(oid) for _, old, new in changes for oid in (old, new) if oid), 40)
     lines = quicknote.key(changes, width)
@@ -126,7 +127,7 @@ def _scan_ledgers(ctx: Context) -> int:
     env = ctx.env
     with Objects(ctx.root, env) as objects:
         head, changes = gitview.staged_on_head(objects, ctx.root, env)
-        touched = [(m.group(1), c) for c in changes if (m := gitview.LEDGER.match(c.path)) and c.new]
+        touched = [(name, c) for c in changes if (name := gitview.ledger_run(c.path)) and c.new]
         blobs = objects.read([c.new for _, c in touched if c.new])
     ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
     problems = gate.secret_problems(ledgers)
@@ -154,16 +155,16 @@ def read_staging(ctx: Context, gitdir: str, run: str,
     with Objects(ctx.root, env) as objects:
         head, changes = gitview.staged_on_head(objects, ctx.root, env)
         paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
-        touched = {m.group(1): c for c in changes if (m := gitview.LEDGER.match(c.path))}
+        touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
         if ledger_changes is not None:
             ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
         ledgers = _ledgers(objects, run, touched)
         config, published = objects.read([f":{gitview.CONFIG}", f"{fence.LEDGERS}{run}:ledger.json"])
         claim = _claims(objects, run, gitview.parse_config(config)) if paths else None
     worktree = os.path.join(ctx.root, gitview.ledger_path(run))
-    blobs = [ledger.blob for ledger in ledgers.values() if ledger.blob]
+    checked, clean = validated.marks_of(gitdir, {led.blob: led.staged for led in ledgers.values() if led.blob})
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
-                        validated=validated.known_of(gitdir, blobs),
+                        validated=checked, clean=clean,
                         worktree_ledger=_read(worktree) if os.path.isfile(worktree) else None, newest_claim=claim,
                         published=published)
 
@@ -214,8 +215,8 @@ def _remember_validated(gitdir: str, staging: gate.Staging) -> None:
 
 def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping[str, object]) -> list[str]:
     """The trailers of a commit whose staged ledger carries a checkpoint HEAD's does not (config `trailers`)."""
-    point = handoff.checkpoint_of(gitview.parse_json(staged))
-    before = handoff.checkpoint_of(gitview.parse_json(head))
+    point = checkpoint_of(gitview.parse_json(staged))
+    before = checkpoint_of(gitview.parse_json(head))
     if not config.get("trailers", True) or point is None or (before and before.get("id") == point.get("id")):
         return []
     return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
@@ -227,7 +228,6 @@ def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
         handle.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]))
-
 
 
 def commit_msg(ctx: Context) -> int:
@@ -270,7 +270,7 @@ def _read(path: str) -> bytes | None:
 # -- post-commit and post-rewrite: the handoff note -------------------------------------------------
 
 def post_commit(ctx: Context) -> int:
-    from shiftgit.git.notes import write_handoff
+    from shiftgit.git import handoff, notes
 
     with Objects(ctx.root, ctx.env) as objects:
         commit = objects.resolve("HEAD")
@@ -278,7 +278,7 @@ def post_commit(ctx: Context) -> int:
             return 0
         document = handoff.note_document(gitview.ledger_changes(objects, commit), ctx.environ.get("SHIFT_SKIP") or None)
     if document is not None:
-        write_handoff(ctx.root, {commit: handoff.pair(document)}, f"shiftgit: handoff of {commit[:12]}")
+        notes.write_handoff(ctx.root, {commit: handoff.pair(document)}, f"shiftgit: handoff of {commit[:12]}")
     return 0
 
 

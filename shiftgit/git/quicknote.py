@@ -38,6 +38,7 @@ from shiftgit.git.rawgit import (
     tree_body,
     write_loose,
 )
+from shiftgit.git.rawledger import is_run_id
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ DATA_REF = "refs/notes/shift-data"  # = notes.DATA_REF
 DIFF_VAR = "SHIFT_HOOK_DIFF"
 _RUNS = ".shift/runs/"
 _LEDGER = "/ledger.json"
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_RUN_CHARS = _ALNUM | frozenset("._-")  # view.RUN_ID, without re
 _HEX = frozenset("0123456789abcdef")
 _NOTE = "100644"
 _REPO_VARS = ("GIT_DIR", "GIT_WORKTREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX",
@@ -65,8 +64,7 @@ def ledger_run(path: str) -> str | None:
     if not (path.startswith(_RUNS) and path.endswith(_LEDGER)):
         return None
     run = path[len(_RUNS):-len(_LEDGER)]
-    ok = 0 < len(run) <= 64 and run[0] in _ALNUM and _RUN_CHARS.issuperset(run)
-    return run if ok else None
+    return run if is_run_id(run) else None
 
 
 def key(changes: Iterable[tuple[str, str | None, str | None]], width: int) -> list[str]:
@@ -157,6 +155,14 @@ def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, 
             return _write(objects, commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env, refs)
     except (OSError, ValueError):
         return False
+
+
+def store_blobs(lines: list[str], note: str, data: str, environ: Mapping[str, str]) -> None:
+    """Write the blobs of a prepared note and its record now: they need no commit id, so git/waiter.py's child writes
+    them before the commit is made, and once woken `write_checked` adds only the trees and commits (an object
+    already there is not written again). A blob no commit comes to name is left for git's gc, as git leaves one."""
+    width = len(lines[0].split(" ", 1)[0]) if lines else 40  # the key's blob ids: the repository's hash
+    _store([("blob", text.encode("utf-8")) for text in (note, data)], width, git_environ(environ))
 
 
 def git_environ(environ: Mapping[str, str]) -> dict[str, str]:

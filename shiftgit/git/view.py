@@ -8,15 +8,16 @@ sees the index git is about to commit (a lock file during `commit -a` and `commi
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Mapping
 
+from shiftgit import rawjson
 from shiftgit.errors import GitError, LedgerError, UsageError
 from shiftgit.git import rawgit
 from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
 from shiftgit.git.rawgit import communicate
+from shiftgit.git.rawledger import RUN_ID_PATTERN as RUN_ID_PATTERN  # view.RUN_ID_PATTERN, as before
+from shiftgit.git.rawledger import is_run_id
 from shiftgit.textsafe import path_text
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
@@ -30,13 +31,20 @@ else:
 
 RUNS = ".shift/runs"
 CONFIG = ".shift/config.json"
-RUN_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # ledger.RUN_ID_PATTERN (a test keeps them equal)
-LEDGER = re.compile(r"^\.shift/runs/([^/]+)/ledger\.json$")
+_LEDGER_DIR, _LEDGER_FILE = f"{RUNS}/", "/ledger.json"
 DEFAULT_CONFIG: dict[str, Any] = {"require_fresh_checks": False, "trailers": True}
 
 
 def ledger_path(run: str) -> str:
     return f"{RUNS}/{run}/ledger.json"
+
+
+def ledger_run(path: str) -> str | None:
+    """The RUN of a path `.shift/runs/<RUN>/ledger.json` (any name without a slash), else None."""
+    if path.startswith(_LEDGER_DIR) and path.endswith(_LEDGER_FILE):
+        run = path[len(_LEDGER_DIR):-len(_LEDGER_FILE)]
+        return run if run and "/" not in run else None
+    return None
 
 
 def is_shift_path(path: str) -> bool:
@@ -76,7 +84,7 @@ def active_run(root: Where, gitdir: Where, environ: Mapping[str, str]) -> str | 
     """SHIFT_RUN, else this worktree's pointer (`<git-dir>/shift/active`) when its ledger exists."""
     named = environ.get("SHIFT_RUN")
     if named:
-        if not RUN_ID.match(named):
+        if not is_run_id(named):
             raise UsageError(f"SHIFT_RUN={named!r} is not a run id; unset it or name a run (e.g. SHIFT_RUN=fix-login)")
         return named
     pointer = os.path.join(gitdir, "shift", "active")
@@ -87,7 +95,7 @@ def active_run(root: Where, gitdir: Where, environ: Mapping[str, str]) -> str | 
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise _bad_pointer(pointer, getattr(exc, "strerror", None) or "not UTF-8 text") from None
-    if run and not RUN_ID.match(run):
+    if run and not is_run_id(run):
         raise _bad_pointer(pointer, f"it holds {run[:40]!r}, not a run id")
     return run if run and os.path.isfile(os.path.join(root, ledger_path(run))) else None
 
@@ -102,7 +110,7 @@ def parse_config(data: bytes | None, where: str = CONFIG) -> dict[str, Any]:
     if data is None:
         return dict(DEFAULT_CONFIG)
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError as exc:
         raise LedgerError(f"{where}: corrupt JSON ({exc}); fix it or restore it with "
                           f"`git checkout HEAD -- {where}`") from None
@@ -224,7 +232,7 @@ class Objects:
         out: list[dict[str, str]] = [{} for _ in runs]
         for (i, run, _), answer in zip(flat, answers, strict=True):
             blob = self._entries(answer).get("ledger.json")
-            if blob and RUN_ID.match(run):
+            if blob and is_run_id(run):
                 out[i][run] = blob
         return out
 
@@ -249,6 +257,6 @@ def ledger_changes(objects: Objects, commit: str) -> LedgerChanges:
 
 def parse_json(data: bytes | None) -> Any:
     try:
-        return json.loads(data) if data is not None else None
+        return rawjson.loads(data) if data is not None else None
     except ValueError:
         return None

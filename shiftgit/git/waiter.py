@@ -112,10 +112,11 @@ def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Calla
 
         cat = quicknote.cat_file(os.environ)  # started now, while git writes the commit: two processes
         refs = quicknote.ref_updates(os.environ)  # less to wait for
+        lines, note, data = prepared
+        quicknote.store_blobs(lines, note, data, os.environ)  # the notes' blobs need no commit id: written before it
         if _woken(commit_pid, go_fd):
             _remove(wait)
             _remove(go)
-            lines, note, data = prepared
             if quicknote.write_checked(lines, note, data, os.environ, cat=cat, refs=refs):
                 os.write(answer_fd, WRITTEN)
     except BaseException:  # noqa: BLE001 - the shim goes the usual way on any answer but WRITTEN

@@ -8,8 +8,9 @@ keeps them equal).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+
+from shiftgit import rawjson
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
@@ -31,10 +32,12 @@ def canonical_text(value: Any, depth: int = 0) -> str:
     try:
         return _encode(value, "\n" + "  " * depth)
     except (TypeError, RecursionError):
+        import json  # here: json loads re, which the commit gate does without
+
         return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
 
 
-_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes a string with
+_string = rawjson.encode_basestring  # what json.dumps(ensure_ascii=False) writes a string with
 
 
 def _encode(value: Any, newline: str) -> str:

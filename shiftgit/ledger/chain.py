@@ -17,9 +17,9 @@ took it: an epoch no takeover recorded, or an epoch going down along the chain, 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
+from shiftgit import rawjson
 from shiftgit.ledger.validated import sha256  # CPython's own sha256: no OpenSSL load in the commit gate
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
@@ -60,7 +60,7 @@ def _normal(value: Any) -> Any:
 def digest(point: Doc) -> str:
     """The digest later checkpoints chain to (a note's added `run` key is not part of the checkpoint)."""
     body = {k: v for k, v in point.items() if k != "run"}
-    text = json.dumps(_normal(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = rawjson.compact_sorted(_normal(body))
     hexdigest: str = sha256(text.encode("utf-8")).hexdigest()
     return PREFIX + hexdigest
 

@@ -18,7 +18,6 @@ change only the way shiftgit changes it, leaving a trace in the record itself:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 
 from shiftgit.ledger.canonical import current
@@ -205,5 +204,11 @@ def _items(old: Doc, new: Doc, run: str) -> Iterator[Finding]:
             if text in texts or (kind, text) in resolved or (full and (item.get("seq") or 0) <= oldest):
                 continue
             yield Finding("item", f"the {kind} entry {text!r} disappeared from the ledger without a resolution",
-                          f"close it with `shiftgit checkpoint --run {run} --resolve {json.dumps(text)} --reason "
+                          f"close it with `shiftgit checkpoint --run {run} --resolve {_json_text(text)} --reason "
                           '"..."`, or restore it')
+
+
+def _json_text(value: Any) -> str:
+    import json  # here, for a refusal only: json loads re, which the commit gate does without
+
+    return json.dumps(value)

@@ -249,8 +249,9 @@ class Store:
         data = written.data
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
-        with contextlib.suppress(OSError):  # the gate skips re-validating these bytes (a full disk: one more check)
-            validated.record(self.repo.git_dir, [data], written=True, sha1_only=self.repo.object_format == "sha1")
+        with contextlib.suppress(OSError):  # the gate skips re-validating (and, clean, re-scanning) these bytes
+            validated.record(self.repo.git_dir, [data], written=True, sha1_only=self.repo.object_format == "sha1",
+                             clean=validated.scanned_clean(data))
 
     def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.

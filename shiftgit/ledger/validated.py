@@ -7,7 +7,9 @@ known good. Their blob ids (the id `git add` will give them, sha1 and sha256) ar
 import) only on bytes whose blob is not listed. The file is private to the worktree, never committed,
 and bounded: past MAX_BYTES it keeps the newest KEEP lines. A lost line (a concurrent trim) only costs
 one more validation later. A line for bytes shiftgit wrote itself (so redacted: a write skips redacting
-again what it kept, `incremental.py`) carries a third token.
+again what it kept, `incremental.py`) carries a third token; a line for bytes whose whole text was scanned for
+secrets and found clean (`secrets.find_secrets_in_json`: a write of a small ledger, a commit gate that passed)
+carries one more, so the gate need not scan (nor load the regular expressions) again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
@@ -26,6 +29,8 @@ NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
 KEEP = 2048
 WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
+CLEAN = "clean:"  # a token on a line of bytes scanned whole and found free of secrets
+CLEAN_SCAN_MAX = 64 * 1024  # a write scans a ledger up to this size for the mark (~50 µs per KiB): above, the gate does
 
 
 def blob_ids(data: bytes) -> tuple[str, str]:
@@ -84,14 +89,16 @@ def _file(git_dir: str | Path) -> str:
 _FILES: dict[str | Path, str] = {}
 
 
-def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False, sha1_only: bool = False) -> None:
-    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted).
+def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False, sha1_only: bool = False,
+           clean: bool = False) -> None:
+    """Remember these ledger bytes as validated; `written`: shiftgit wrote them (so every string is redacted);
+    `clean`: their whole text was scanned for secrets and none found (`clean_token`).
     `sha1_only`: the caller knows the repository names objects with sha1, so no id but that one is ever looked up
     (hashing a 1 MiB ledger with CPython's sha256 is a few ms per write)."""
     target = _file(git_dir)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     ids = ((blob_id(blob),) if sha1_only else blob_ids(blob) for blob in data)
-    lines = "".join(_line(both, written) for both in ids).encode()
+    lines = "".join(_line(both, written, clean) for both in ids).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         before = _key(os.fstat(fd))
@@ -107,8 +114,27 @@ def record(git_dir: str | Path, data: Iterable[bytes], *, written: bool = False,
         _trim(target)
 
 
-def _line(ids: tuple[str, ...], written: bool) -> str:
-    return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + "\n"
+def _line(ids: tuple[str, ...], written: bool, clean: bool = False) -> str:
+    return " ".join(ids) + (f" {WRITTEN}{ids[0]}" if written else "") + (f" {CLEAN}{ids[0]}" if clean else "") + "\n"
+
+
+def scanned_clean(data: bytes) -> bool:
+    """Whether the whole text of a ledger of at most CLEAN_SCAN_MAX bytes holds no secret (what the commit gate scans
+    it for): a write records the answer, and the gate, finding bytes so marked, neither scans them again nor loads
+    the regular expressions that takes."""
+    if len(data) > CLEAN_SCAN_MAX:
+        return False
+    from shiftgit.ledger.secrets import find_secrets_in_json
+
+    try:
+        return not find_secrets_in_json(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+
+
+def clean_token(data: bytes) -> str:
+    """The token `record(..., clean=True)` lists for these bytes (by their sha1 blob id, in a sha256 repository too)."""
+    return CLEAN + blob_id(data)
 
 
 def _trim(target: str) -> None:
@@ -182,6 +208,15 @@ def known_of(git_dir: str | Path, ids: Iterable[str]) -> frozenset[str]:
     except FileNotFoundError:
         return frozenset()
     return frozenset(oid for oid in ids if _has_token(data, oid.encode("ascii", "replace")))
+
+
+def marks_of(git_dir: str | Path, blobs: Mapping[str, bytes | None]) -> tuple[frozenset[str], frozenset[str]]:
+    """Which of these blob ids (with their bytes) are recorded as schema-checked, and which as scanned clean
+    (`clean_token`): the commit gate's question, one read of the file."""
+    tokens = {clean_token(data): oid for oid, data in blobs.items() if data is not None}
+    known = known_of(git_dir, [*blobs, *tokens])
+    clean = frozenset(oid for token, oid in tokens.items() if token in known)
+    return frozenset(oid for oid in blobs if oid in known), clean
 
 
 def _has_token(data: bytes, token: bytes) -> bool:
