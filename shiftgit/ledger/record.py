@@ -6,20 +6,21 @@ shiftgit (same schema version) round-trips without losing data.
 The model's classes are declared `@dataclass(frozen=True, kw_only=True)`; mypy sees dataclasses' own,
 while at run time `dataclass` below builds the same class for a fraction of the cost (dataclasses
 compiles five methods per class and asks inspect for a signature: the model's two dozen classes cost
-about two Python start-ups, as much as the rest of a small `checkpoint`). The fields are dataclasses'
-own (`dataclasses.fields`, `replace` and `is_dataclass` work as on any dataclass); `__eq__`, `__hash__`,
-`__repr__` and the frozen `__setattr__`/`__delattr__` are written once, on `Record`; each class's
-`__init__` (the same signature and checks as dataclasses' one) is compiled on its first instance, so a
-command compiles only the records it builds. tests/test_records.py compares both builders.
+about two Python start-ups, as much as the rest of a small `checkpoint`), without importing dataclasses
+(it imports inspect, ast, dis and tokenize: ~15 ms, two thirds of a Python start-up here). `field` and
+`replace` below are dataclasses' own for mypy and cheap ones at run time. dataclasses' own functions
+(`dataclasses.fields`, `replace`, `is_dataclass`) still work on a record: its `__dataclass_fields__`,
+dataclasses' `Field`s, are made on first use. `__eq__`, `__hash__`, `__repr__` and the frozen
+`__setattr__`/`__delattr__` are written once, on `Record`; each class's `__init__` (the same signature and
+checks as dataclasses' one) is compiled on its first instance, so a command compiles only the records it
+builds. tests/test_records.py compares both builders.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import types
 import typing
-from collections.abc import Callable, Mapping
-from dataclasses import field
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 TYPE_CHECKING = False
@@ -34,7 +35,7 @@ _PLANS: dict[type, tuple[tuple[tuple[str, Converter], ...], frozenset[str]]] = {
 def _plan(cls: type) -> tuple[tuple[tuple[str, Converter], ...], frozenset[str]]:
     if cls not in _PLANS:
         hints = typing.get_type_hints(cls)
-        fields = tuple((f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls) if f.name != "extra")
+        fields = tuple((f.name, _converter(hints[f.name])) for f in fields_of(cls) if f.name != "extra")
         _PLANS[cls] = (fields, frozenset(name for name, _ in fields))
     return _PLANS[cls]
 
@@ -68,7 +69,7 @@ def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
     when unsure (a record inside, a missing field): the caller then builds and compares."""
     if cls not in _SHAPES:
         hints = typing.get_type_hints(cls)
-        shape = [(f.name, _json_type(hints[f.name])) for f in dataclasses.fields(cls) if f.name != "extra"]
+        shape = [(f.name, _json_type(hints[f.name])) for f in fields_of(cls) if f.name != "extra"]
         _SHAPES[cls] = None if any(need is Record for _, need in shape) else tuple(shape)
     known = _SHAPES[cls]
     if known is None:
@@ -126,28 +127,93 @@ def _dataclass(*, frozen: bool, kw_only: bool) -> Callable[[type[R]], type[R]]:
     return _build
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "<MISSING>"
+
+
+MISSING: Any = _Missing()  # no default (dataclasses.MISSING in the dataclasses' Field made from a Spec)
+
+
+class Spec:
+    """A record field as `_build` and `replace` read it: what dataclasses' `Field` says of it, and no more."""
+
+    __slots__ = ("name", "type", "default", "default_factory", "compare", "repr")
+
+    def __init__(self, default: Any = MISSING, default_factory: Any = MISSING, compare: bool = True,
+                 repr: bool = True) -> None:
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name, self.type = "", ""
+        self.default, self.default_factory, self.compare, self.repr = default, default_factory, compare, repr
+
+    def dataclass_field(self) -> Any:
+        """dataclasses' own Field for this field, as dataclasses would have made it."""
+        import dataclasses
+
+        def given(value: Any) -> Any:
+            return dataclasses.MISSING if value is MISSING else value
+
+        made: Any = dataclasses.field(default=given(self.default), default_factory=given(self.default_factory),
+                                      compare=self.compare, repr=self.repr, kw_only=True)
+        made.name, made.type, made._field_type = self.name, self.type, dataclasses._FIELD  # type: ignore[attr-defined]
+        return made
+
+
+def _field(*, default: Any = MISSING, default_factory: Any = MISSING, compare: bool = True,
+           repr: bool = True) -> Any:
+    return Spec(default, default_factory, compare, repr)
+
+
+class _DataclassFields:
+    """A record class's `__dataclass_fields__`, made when something asks (dataclasses.fields, replace, ...)."""
+
+    def __get__(self, instance: object, owner: type) -> dict[str, Any]:
+        made = {name: spec.dataclass_field() for name, spec in owner.__dict__["__record_fields__"].items()}
+        type.__setattr__(owner, "__dataclass_fields__", made)
+        return made
+
+
+def fields_of(record: Any) -> Iterable[Spec]:
+    """The fields of a record or record class, in order (what `dataclasses.fields` lists)."""
+    cls: Any = record if isinstance(record, type) else type(record)
+    return cls.__record_fields__.values()  # type: ignore[no-any-return]
+
+
+def _replace(obj: Any, /, **changes: Any) -> Any:
+    """`dataclasses.replace` for a record; any other dataclass goes to dataclasses' own."""
+    specs = getattr(type(obj), "__record_fields__", None)
+    if specs is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)
+    for name in specs:
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return obj.__class__(**changes)
+
+
 def _build(cls: type[R]) -> type[R]:
-    fields: dict[str, dataclasses.Field[Any]] = {}
+    fields: dict[str, Spec] = {}
     for base in cls.__mro__[-1:0:-1]:
-        fields.update(base.__dict__.get("__dataclass_fields__", {}))
+        fields.update(base.__dict__.get("__record_fields__", {}))
     for name, kind in cls.__dict__.get("__annotations__", {}).items():
         if not isinstance(kind, str) or "ClassVar" in kind or "InitVar" in kind:  # what dataclasses reads otherwise
             raise TypeError(f"{cls.__name__}.{name}: a record's annotations are its fields' types, as text")
-        default = cls.__dict__.get(name, dataclasses.MISSING)
-        made: Any = default if isinstance(default, dataclasses.Field) else field(default=default)
-        made.name, made.type, made._field_type = name, kind, dataclasses._FIELD  # type: ignore[attr-defined]
-        if made.kw_only is dataclasses.MISSING:
-            made.kw_only = True
+        default = cls.__dict__.get(name, MISSING)
+        made = default if isinstance(default, Spec) else Spec(default=default)
+        made.name, made.type = name, kind
         if made.default.__class__.__hash__ is None:
             raise ValueError(f"mutable default {type(made.default)} for field {name} is not allowed: use "
                              "default_factory")
-        if isinstance(default, dataclasses.Field):  # what dataclasses leaves on the class: the default, or nothing
-            if made.default is dataclasses.MISSING:
+        if isinstance(default, Spec):  # what dataclasses leaves on the class: the default, or nothing
+            if made.default is MISSING:
                 delattr(cls, name)
             else:
                 setattr(cls, name, made.default)
         fields[name] = made
-    type.__setattr__(cls, "__dataclass_fields__", fields)
+    type.__setattr__(cls, "__record_fields__", fields)
+    type.__setattr__(cls, "__dataclass_fields__", _DataclassFields())
     type.__setattr__(cls, "__match_args__", ())
     type.__setattr__(cls, "__init__", _first_init)
     return cls
@@ -158,22 +224,22 @@ def _first_init(self: Record, **values: Any) -> None:
     cls = type(self)
     names: dict[str, Any] = {"_set": object.__setattr__, "_HAS_DEFAULT_FACTORY": _FACTORY}
     params, body = [], []
-    for f in dataclasses.fields(cls):
-        if f.default_factory is not dataclasses.MISSING:
+    for f in fields_of(cls):
+        if f.default_factory is not MISSING:
             names[f"_dflt_{f.name}"] = f.default_factory
             params.append(f"{f.name}=_HAS_DEFAULT_FACTORY")
             value = f"_dflt_{f.name}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}"
         else:
-            if f.default is not dataclasses.MISSING:
+            if f.default is not MISSING:
                 names[f"_dflt_{f.name}"] = f.default
-            params.append(f.name + ("" if f.default is dataclasses.MISSING else f"=_dflt_{f.name}"))
+            params.append(f.name + ("" if f.default is MISSING else f"=_dflt_{f.name}"))
             value = f.name
         body.append(f"  _set(self, {f.name!r}, {value})")
     made: dict[str, Any] = {}
     exec(f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body or ["  pass"]), names, made)
     init = made["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {**{f.name: f.type for f in dataclasses.fields(cls)}, "return": None}
+    init.__annotations__ = {**{f.name: f.type for f in fields_of(cls)}, "return": None}
     type.__setattr__(cls, "__init__", init)
     init(self, **values)
 
@@ -186,8 +252,10 @@ class _Factory:
 _FACTORY = _Factory()
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
+    from dataclasses import field as field
+    from dataclasses import replace as replace
 else:
-    dataclass = _dataclass
+    dataclass, field, replace = _dataclass, _field, _replace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,14 +275,18 @@ class Record:
             return hash(tuple(getattr(self, n) for n in _compared(self.__class__)))
 
         def __repr__(self) -> str:
-            shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)
+            shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields_of(self) if f.repr)
             return f"{self.__class__.__qualname__}({shown})"
 
         def __setattr__(self, name: str, value: Any) -> None:
-            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
         def __delattr__(self, name: str) -> None:
-            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     @classmethod
     def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
@@ -240,5 +312,5 @@ _COMPARED: dict[type, tuple[str, ...]] = {}
 def _compared(cls: type) -> tuple[str, ...]:
     """The fields `__eq__` and `__hash__` compare (dataclasses: compare=True; hash None follows compare)."""
     if cls not in _COMPARED:
-        _COMPARED[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.compare)
+        _COMPARED[cls] = tuple(f.name for f in fields_of(cls) if f.compare)
     return _COMPARED[cls]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from shiftgit.digests import hasher
@@ -24,9 +23,14 @@ from shiftgit.ledger.store import write_atomic
 from shiftgit.procs import agent_markers
 from shiftgit.repo import Repo
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
-@dataclass(frozen=True)
-class Command:
+
+class Command(NamedTuple):
     """One recorded command as trust sees it."""
 
     name: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
@@ -25,6 +24,7 @@ from shiftgit.ledger.model import (
     NextAction,
     Spend,
 )
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo, TreeBuild, files_of
 from shiftgit.runs.contract import new_id, now_iso
@@ -32,7 +32,11 @@ from shiftgit.runs.reviews import request
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from shiftgit.git.shiftrefs import Writer
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
 SNAPSHOT_RETRIES = 20
 ITEM_KINDS = ("done", "doing", "blocked", "questions", "decisions")
@@ -40,8 +44,7 @@ RESOLVED_CAP = 200
 
 # -- checkpoint ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CheckpointInput:
+class CheckpointInput(NamedTuple):
     step: str | None = None
     next_action: str | None = None
     done_when: str | None = None
