@@ -9,6 +9,7 @@ from conftest import Repo
 
 from shiftgit.git import ledgerref, rawgit, shiftrefs
 from shiftgit.repo import Repo as GitRepo
+from shiftgit.repo import clean_env
 
 DATES = {"GIT_AUTHOR_DATE": "2026-01-02T03:04:05+01:00", "GIT_COMMITTER_DATE": "2026-01-02T03:04:06+01:00"}
 SNAPSHOT, LEDGER = "refs/shift/snapshots/demo", "refs/shift/ledgers/demo"
@@ -72,3 +73,33 @@ def test_a_ledger_commit_that_cannot_be_written_directly_is_written_by_the_plumb
     made = ledgerref.commit_ledger(repo, "demo", data, None, shiftrefs.writer(repo))
     assert made == run_repo.git("rev-parse", LEDGER).strip() and parts(run_repo, made)[1] == [before]
     assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json").encode() == data
+
+
+def test_the_objects_are_written_loose_unless_git_must_write_them(run_repo: Repo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """rawgit.store_objects writes plain loose objects itself (the very files git reads), and leaves them to
+    `git unpack-objects` when the config may ask for more (shared permissions, ...) or the environment points
+    git at another object directory."""
+    repo = GitRepo.open(run_repo.path)
+    width = len(run_repo.head())
+    started: list[list[str]] = []
+    real_run = rawgit.run
+
+    def run(argv: list[str], env: dict[str, str], data: bytes = b"") -> tuple[int, bytes]:
+        started.append(argv)
+        return real_run(argv, env, data)
+
+    monkeypatch.setattr(rawgit, "run", run)
+    where, env = ["-C", str(repo.root)], clean_env()
+    cases = [({}, "plain"), ({}, "shared"), ({"GIT_OBJECT_DIRECTORY": str(repo.common_dir / "objects")}, "plain")]
+    for n, (extra, config) in enumerate(cases):
+        if config == "shared":
+            run_repo.git("config", "core.sharedRepository", "group")
+        blob = f"object {n}\n".encode()
+        started.clear()
+        assert rawgit.store_objects(where, {**env, **extra}, [("blob", blob)], width, str(repo.common_dir))
+        assert run_repo.git("cat-file", "blob", rawgit.object_id("blob", blob, width)).encode() == blob
+        assert [argv[2:] for argv in started] == ([] if not extra and config == "plain" else [["unpack-objects",
+                                                                                                "-q"]])
+        run_repo.git("config", "--unset-all", "core.sharedRepository", check=False)
+    assert run_repo.git("fsck", "--no-dangling").strip() == ""
