@@ -18,15 +18,18 @@ builds. tests/test_records.py compares both builders.
 
 from __future__ import annotations
 
-import types
-import typing
+import builtins
+import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
 
-R = TypeVar("R", bound="Record")
-Converter = Callable[[Any], Any] | None  # JSON value (never None) -> field value; None: the value as it is
+    R = TypeVar("R", bound="Record")
+    Converter = Callable[[Any], Any] | None  # JSON value (never None) -> field value; None: the value as it is
+
 # Per record class, worked out once (typing's introspection per value was most of a large ledger's read):
 # its fields with their converters, and the field names.
 _PLANS: dict[type, tuple[tuple[tuple[str, Converter], ...], frozenset[str]]] = {}
@@ -34,28 +37,69 @@ _PLANS: dict[type, tuple[tuple[tuple[str, Converter], ...], frozenset[str]]] = {
 
 def _plan(cls: type) -> tuple[tuple[tuple[str, Converter], ...], frozenset[str]]:
     if cls not in _PLANS:
-        hints = typing.get_type_hints(cls)
-        fields = tuple((f.name, _converter(hints[f.name])) for f in fields_of(cls) if f.name != "extra")
+        fields = tuple((f.name, _converter(kind_of(f))) for f in fields_of(cls) if f.name != "extra")
         _PLANS[cls] = (fields, frozenset(name for name, _ in fields))
     return _PLANS[cls]
 
 
-def _converter(tp: Any) -> Converter:
-    """How a JSON value becomes a field of type `tp` (a None anywhere stays None)."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        return _converter(inner[0]) if len(inner) == 1 else None
-    if isinstance(tp, type) and issubclass(tp, Record):
-        return tp.from_dict
-    if origin is tuple:
-        item = _converter(args[0])
-        if item is None:
-            return tuple
-        return lambda value: tuple(None if v is None else item(v) for v in value)
-    if origin is Mapping or origin is dict:
-        return dict
+# A field's type, read from its annotation's text (what `typing.get_type_hints` would evaluate, without
+# typing's objects: evaluating the model's annotations cost ~10 ms, half a Python start-up, per process):
+# None (`None`), ("|", (kind, ...)), ("tuple", item kind) for `tuple[X, ...]`, ("mapping",) for `Mapping[...]`
+# or `dict[...]`, ("generic", origin) for another `X[...]`, else what the name is in the field's module.
+def kind_of(spec: Spec) -> Any:
+    return _read(spec.type.strip(), spec.scope)
+
+
+def _read(text: str, scope: str) -> Any:
+    parts = _split(text, "|")
+    if len(parts) > 1:
+        return ("|", tuple(_read(part, scope) for part in parts))
+    if text.endswith("]") and "[" in text:
+        name, _, inner = text[:-1].partition("[")
+        origin, args = _resolve(name.strip(), scope), _split(inner, ",")
+        if origin is tuple and len(args) == 2 and args[1] == "...":
+            return ("tuple", _read(args[0], scope))
+        return ("mapping",) if origin is Mapping or origin is dict else ("generic", origin)
+    return None if text == "None" else _resolve(text, scope)
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """TEXT cut at each SEP outside brackets, each piece stripped."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if ch == sep and depth == 0:
+            pieces.append(text[start:i].strip())
+            start = i + 1
+    return [*pieces, text[start:].strip()]
+
+
+def _resolve(name: str, scope: str) -> Any:
+    """NAME as the module SCOPE (then builtins) knows it; NameError as evaluating the annotation would raise."""
+    head, *rest = name.split(".")
+    where = vars(sys.modules[scope])
+    found = where[head] if head in where else getattr(builtins, head, MISSING)
+    if found is MISSING:
+        raise NameError(f"name {head!r} is not defined")
+    for attr in rest:
+        found = getattr(found, attr)
+    return found
+
+
+def _converter(kind: Any) -> Converter:
+    """How a JSON value becomes a field of this kind (a None anywhere stays None)."""
+    if isinstance(kind, tuple):
+        if kind[0] == "|":
+            inner = [k for k in kind[1] if k is not None]
+            return _converter(inner[0]) if len(inner) == 1 else None
+        if kind[0] == "tuple":
+            item = _converter(kind[1])
+            if item is None:
+                return tuple
+            return lambda value: tuple(None if v is None else item(v) for v in value)
+        return dict if kind[0] == "mapping" else None
+    if isinstance(kind, type) and issubclass(kind, Record):
+        return kind.from_dict
     return None
 
 
@@ -68,8 +112,7 @@ def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
     present in DATA, each list or object where the field's converter makes a tuple or a mapping of it. False
     when unsure (a record inside, a missing field): the caller then builds and compares."""
     if cls not in _SHAPES:
-        hints = typing.get_type_hints(cls)
-        shape = [(f.name, _json_type(hints[f.name])) for f in fields_of(cls) if f.name != "extra"]
+        shape = [(f.name, _json_type(kind_of(f))) for f in fields_of(cls) if f.name != "extra"]
         _SHAPES[cls] = None if any(need is Record for _, need in shape) else tuple(shape)
     known = _SHAPES[cls]
     if known is None:
@@ -88,20 +131,19 @@ def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
     return True
 
 
-def _json_type(tp: Any) -> Any:
-    """What `_converter(tp)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
+def _json_type(kind: Any) -> Any:
+    """What `_converter(kind)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
     "mappings" (a list of objects), or Record (a record inside: not flat)."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        return _json_type(inner[0]) if len(inner) == 1 else None
-    if isinstance(tp, type) and issubclass(tp, Record):
+    if isinstance(kind, tuple):
+        if kind[0] == "|":
+            inner = [k for k in kind[1] if k is not None]
+            return _json_type(inner[0]) if len(inner) == 1 else None
+        if kind[0] == "tuple":
+            item = _json_type(kind[1])
+            return list if item is None else Record if item is Record else "mappings" if item is dict else Record
+        return dict if kind[0] == "mapping" else None
+    if isinstance(kind, type) and issubclass(kind, Record):
         return Record
-    if origin is tuple:
-        item = _json_type(args[0])
-        return list if item is None else Record if item is Record else "mappings" if item is dict else Record
-    if origin is Mapping or origin is dict:
-        return dict
     return None
 
 
@@ -138,31 +180,24 @@ MISSING: Any = _Missing()  # no default (dataclasses.MISSING in the dataclasses'
 class Spec:
     """A record field as `_build` and `replace` read it: what dataclasses' `Field` says of it, and no more."""
 
-    __slots__ = ("name", "type", "default", "default_factory", "compare", "repr")
+    __slots__ = ("name", "type", "scope", "default", "default_factory", "compare", "repr")
 
-    def __init__(self, default: Any = MISSING, default_factory: Any = MISSING, compare: bool = True,
-                 repr: bool = True) -> None:
+    def __init__(self, *, default: Any = MISSING, default_factory: Any = MISSING, compare: bool = True,
+                 repr: bool = True) -> None:  # what `field` takes of dataclasses' (Spec is `field` at run time)
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
-        self.name, self.type = "", ""
+        self.name, self.type, self.scope = "", "", __name__  # scope: the module the annotation is read in
         self.default, self.default_factory, self.compare, self.repr = default, default_factory, compare, repr
 
     def dataclass_field(self) -> Any:
         """dataclasses' own Field for this field, as dataclasses would have made it."""
         import dataclasses
 
-        def given(value: Any) -> Any:
-            return dataclasses.MISSING if value is MISSING else value
-
-        made: Any = dataclasses.field(default=given(self.default), default_factory=given(self.default_factory),
+        default, factory = (dataclasses.MISSING if v is MISSING else v for v in (self.default, self.default_factory))
+        made: Any = dataclasses.field(default=default, default_factory=factory,  # type: ignore[arg-type]
                                       compare=self.compare, repr=self.repr, kw_only=True)
         made.name, made.type, made._field_type = self.name, self.type, dataclasses._FIELD  # type: ignore[attr-defined]
         return made
-
-
-def _field(*, default: Any = MISSING, default_factory: Any = MISSING, compare: bool = True,
-           repr: bool = True) -> Any:
-    return Spec(default, default_factory, compare, repr)
 
 
 class _DataclassFields:
@@ -176,8 +211,7 @@ class _DataclassFields:
 
 def fields_of(record: Any) -> Iterable[Spec]:
     """The fields of a record or record class, in order (what `dataclasses.fields` lists)."""
-    cls: Any = record if isinstance(record, type) else type(record)
-    return cls.__record_fields__.values()  # type: ignore[no-any-return]
+    return (record if isinstance(record, type) else type(record)).__record_fields__.values()  # type: ignore
 
 
 def _replace(obj: Any, /, **changes: Any) -> Any:
@@ -202,7 +236,7 @@ def _build(cls: type[R]) -> type[R]:
             raise TypeError(f"{cls.__name__}.{name}: a record's annotations are its fields' types, as text")
         default = cls.__dict__.get(name, MISSING)
         made = default if isinstance(default, Spec) else Spec(default=default)
-        made.name, made.type = name, kind
+        made.name, made.type, made.scope = name, kind, cls.__module__
         if made.default.__class__.__hash__ is None:
             raise ValueError(f"mutable default {type(made.default)} for field {name} is not allowed: use "
                              "default_factory")
@@ -255,7 +289,7 @@ if TYPE_CHECKING:
     from dataclasses import field as field
     from dataclasses import replace as replace
 else:
-    dataclass, field, replace = _dataclass, _field, _replace
+    dataclass, field, replace = _dataclass, Spec, _replace
 
 
 @dataclass(frozen=True, kw_only=True)
