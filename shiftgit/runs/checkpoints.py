@@ -34,6 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
+    from shiftgit.git.fence import Claim
     from shiftgit.git.shiftrefs import Writer
 else:
     from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
@@ -131,14 +132,15 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         return request(ledger, seq, spec.step, at) if spec.confirm else ledger
 
     store.update(run, change, checked=checked)
-    publish(store, run, by)
+    publish(store, run, by, ticket.tip)  # the ledger holds a new checkpoint: never the bytes on the ref's tip
     return made[0]
 
 
-def publish(store: Store, run: str, by: Writer | None = None) -> None:
+def publish(store: Store, run: str, by: Writer | None = None, tip: Claim | None = None) -> None:
     """Commit the working ledger to refs/shift/ledgers/<run>; with `"publish"` configured, push it in the background.
 
-    The push never blocks or fails the checkpoint: its result is recorded for `status` and the briefing.
+    The push never blocks or fails the checkpoint: its result is recorded for `status` and the briefing. `tip`:
+    see ledgerref.commit_ledger.
     """
     from shiftgit.git import ledgerref
     from shiftgit.git import publish as publisher
@@ -146,7 +148,7 @@ def publish(store: Store, run: str, by: Writer | None = None) -> None:
 
     with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
         data = store.ledger_path(run).read_bytes()
-        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by)
+        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by, tip)
     publisher.start_configured(store)
 
 

@@ -41,6 +41,7 @@ class Ticket(NamedTuple):
     epoch: int
     warnings: tuple[str, ...] = ()
     ledger: str | None = None  # the ledger-ref commit this write goes onto (a checkpoint records it: the chain)
+    tip: fence.Claim | None = None  # that commit as the fence read it (renewing): ledgerref.commit_ledger's guess
 
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -126,7 +127,8 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
         if epoch > 0:  # this place holds it: renew
             taken = "continued on this branch" if epoch > mine else None
             store.on_write = renewal(run, epoch, who, minutes, taken=taken)
-            return Ticket(epoch, tuple(warnings), next((c.commit for c in seen if c.ref == fence.LEDGERS + run), None))
+            tip = next((c for c in seen if c.ref == fence.LEDGERS + run), None)
+            return Ticket(epoch, tuple(warnings), tip.commit if tip else None, tip)
         epoch = max([mine] + [c.epoch for c in seen]) + 1
         why = "lease expired" if isinstance(lease, Mapping) else "first write"
         reachable = remote if not warnings else None  # the fetch failed (and said so): no push to wait for
