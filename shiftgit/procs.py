@@ -13,6 +13,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shiftgit.repo import Repo
+
 PR_SET_PDEATHSIG = 1
 # Environment markers of a coding agent's own process: what needs a human must not come from there.
 AGENT_VARS = ("CLAUDECODE", "GEMINI_CLI")
@@ -51,6 +55,25 @@ def identity(pid: int | None = None) -> dict[str, Any]:
     """This process (or `pid` on this machine) as a record: host, boot, pid, start."""
     pid = os.getpid() if pid is None else pid
     return {"host": hostname(), "boot": boot_id(), "pid": pid, "start": start_ticks(pid)}
+
+
+def clone_id(repo: Repo) -> str:
+    """This clone's random id, created on first use (atomically: two racing processes agree)."""
+    path = repo.common_dir / "shift" / "clone-id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"clone-id.{os.getpid()}.tmp")
+    tmp.write_text(os.urandom(16).hex() + "\n")  # = secrets.token_hex(16), without random and OpenSSL
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
 
 
 def agent_markers(environ: Mapping[str, str]) -> list[str]:

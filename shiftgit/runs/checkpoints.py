@@ -144,7 +144,7 @@ def publish(store: Store, run: str, by: Writer | None = None, tip: Claim | None 
     """
     from shiftgit.git import ledgerref
     from shiftgit.git import publish as publisher
-    from shiftgit.ledger.trustdb import clone_id
+    from shiftgit.procs import clone_id
 
     with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
         data = store.ledger_path(run).read_bytes()

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from shiftgit.errors import Fenced, GitError, ShiftError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
-from shiftgit.procs import hostname
+from shiftgit.procs import clone_id, hostname
 from shiftgit.repo import clean_env
 
 DEFAULT_MINUTES = 30.0
@@ -46,8 +46,6 @@ class Ticket(NamedTuple):
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """This writer: host, clone, work tree, the calling process (the agent or shell), its agent session."""
-    from shiftgit.git.sources import clone_id  # read without trustdb (and the model) when it exists
-
     env = os.environ if environ is None else environ
     session = next((env[name] for name in SESSION_VARS if env.get(name)), None)
     return {"host": hostname(), "clone": clone_id(store.repo), "worktree": str(store.repo.root),
@@ -172,7 +170,6 @@ def _take(store: Store, run: str, epoch: int, who: Mapping[str, Any], why: str, 
     """Take `epoch`: its claim becomes the ledger ref's tip compare-and-swap (pushed first, without force, to
     the publish remote); returns that commit. None when another writer moved the ref first (look again)."""
     from shiftgit.ledger.canonical import canonical_bytes
-    from shiftgit.ledger.trustdb import clone_id
 
     repo = store.repo
     renew = renewal(run, epoch, who, minutes, taken=why)
