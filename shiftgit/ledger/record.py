@@ -3,17 +3,14 @@
 Every record keeps the keys it does not know in `extra`, so a document written by a newer
 shiftgit (same schema version) round-trips without losing data.
 
-The model's classes are declared `@dataclass(frozen=True, kw_only=True)`; mypy sees dataclasses' own,
-while at run time `dataclass` below builds the same class for a fraction of the cost (dataclasses
-compiles five methods per class and asks inspect for a signature: the model's two dozen classes cost
-about two Python start-ups, as much as the rest of a small `checkpoint`), without importing dataclasses
-(it imports inspect, ast, dis and tokenize: ~15 ms, two thirds of a Python start-up here). `field` and
-`replace` below are dataclasses' own for mypy and cheap ones at run time. dataclasses' own functions
-(`dataclasses.fields`, `replace`, `is_dataclass`) still work on a record: its `__dataclass_fields__`,
-dataclasses' `Field`s, are made on first use. `__eq__`, `__hash__`, `__repr__` and the frozen
-`__setattr__`/`__delattr__` are written once, on `Record`; each class's `__init__` (the same signature and
-checks as dataclasses' one) is compiled on its first instance, so a command compiles only the records it
-builds. tests/test_records.py compares both builders.
+The model's classes are declared `@dataclass(frozen=True, kw_only=True)`; mypy sees dataclasses' own (and
+its `field` and `replace`), while at run time `dataclass` below builds the same class for a fraction of the
+cost and without importing dataclasses (dataclasses compiles five methods per class and asks inspect for a
+signature: two Python start-ups for the model; importing it, with inspect, ast and tokenize, two thirds of
+one). dataclasses' own functions still work on a record: its `__dataclass_fields__` are made on first use.
+`__eq__`, `__hash__`, `__repr__` and the frozen `__setattr__`/`__delattr__` are written once, on `Record`;
+each class's `__init__` (dataclasses' signature and checks) is compiled on its first call, so a command
+compiles only the records it builds. tests/test_records.py compares both builders.
 """
 
 from __future__ import annotations
@@ -33,12 +30,14 @@ if TYPE_CHECKING:
 # Per record class, worked out once (typing's introspection per value was most of a large ledger's read):
 # its fields with their converters, and the field names.
 _PLANS: dict[type, tuple[tuple[tuple[str, Converter], ...], frozenset[str]]] = {}
+_CONVERTED: dict[type, tuple[tuple[str, Callable[[Any], Any]], ...]] = {}  # per class: the fields converted
 
 
 def _plan(cls: type) -> tuple[tuple[tuple[str, Converter], ...], frozenset[str]]:
     if cls not in _PLANS:
         fields = tuple((f.name, _converter(kind_of(f))) for f in fields_of(cls) if f.name != "extra")
         _PLANS[cls] = (fields, frozenset(name for name, _ in fields))
+        _CONVERTED[cls] = tuple((name, convert) for name, convert in fields if convert is not None)
     return _PLANS[cls]
 
 
@@ -104,7 +103,7 @@ def _converter(kind: Any) -> Converter:
 
 
 # Per flat record class (no field holds records): each field and the JSON type its converter takes whole.
-_SHAPES: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+_SHAPES: dict[type, tuple[frozenset[str], tuple[tuple[str, Any], ...]] | None] = {}
 
 
 def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
@@ -113,15 +112,14 @@ def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
     when unsure (a record inside, a missing field): the caller then builds and compares."""
     if cls not in _SHAPES:
         shape = [(f.name, _json_type(kind_of(f))) for f in fields_of(cls) if f.name != "extra"]
-        _SHAPES[cls] = None if any(need is Record for _, need in shape) else tuple(shape)
+        _SHAPES[cls] = None if any(need is Record for _, need in shape) else (
+            frozenset(name for name, _ in shape), tuple((name, need) for name, need in shape if need is not None))
     known = _SHAPES[cls]
-    if known is None:
+    if known is None or not known[0].issubset(data):  # every field present: then only the typed ones to look at
         return False
-    for name, need in known:
-        if name not in data:
-            return False
+    for name, need in known[1]:
         value = data[name]
-        if value is None or need is None:
+        if value is None:
             continue
         if need is dict or need is list:
             if type(value) is not need:
@@ -169,12 +167,7 @@ def _dataclass(*, frozen: bool, kw_only: bool) -> Callable[[type[R]], type[R]]:
     return _build
 
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "<MISSING>"
-
-
-MISSING: Any = _Missing()  # no default (dataclasses.MISSING in the dataclasses' Field made from a Spec)
+MISSING: Any = type("MISSING", (), {"__repr__": lambda _: "<MISSING>"})()  # no default (dataclasses.MISSING)
 
 
 class Spec:
@@ -325,13 +318,18 @@ class Record:
     @classmethod
     def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
         fields, names = _plan(cls)
-        kwargs = {}
-        for name, convert in fields:
-            if name in data:
-                value = data[name]
-                kwargs[name] = value if value is None or convert is None else convert(value)
-        extra = {k: v for k, v in data.items() if k not in names}
-        return cls(**kwargs, extra=extra)
+        kwargs = {k: v for k, v in data.items() if k in names}
+        extra = {k: v for k, v in data.items() if k not in names} if len(kwargs) != len(data) else {}
+        for name, convert in _CONVERTED[cls]:
+            value = kwargs.get(name)
+            if value is not None:
+                kwargs[name] = convert(value)
+        if len(kwargs) != len(fields):  # a field left to its default (or missing): as __init__ does it
+            return cls(**kwargs, extra=extra)
+        made = object.__new__(cls)  # every field given: what __init__ would set, in its order, without the call
+        made.__dict__.update(extra=extra)
+        made.__dict__.update({name: kwargs[name] for name, _ in fields})
+        return made
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.extra)
