@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from typing import Any
 
 TYPE_CHECKING = False
@@ -162,9 +163,9 @@ def _dump(value: Any) -> Any:
 
 def _dataclass(*, frozen: bool, kw_only: bool) -> Callable[[type[R]], type[R]]:
     """`dataclasses.dataclass(frozen=True, kw_only=True)` for a `Record` class, built as the module says."""
-    if not (frozen and kw_only):
-        raise TypeError("ledger records are frozen and keyword-only")
-    return _build
+    if frozen and kw_only:
+        return _build
+    raise TypeError("ledger records are frozen and keyword-only")
 
 
 MISSING: Any = type("MISSING", (), {"__repr__": lambda _: "<MISSING>"})()  # no default (dataclasses.MISSING)
@@ -217,7 +218,14 @@ def _replace(obj: Any, /, **changes: Any) -> Any:
     for name in specs:
         if name not in changes:
             changes[name] = getattr(obj, name)
-    return obj.__class__(**changes)
+    return _made(obj.__class__, changes) if len(changes) == len(specs) else obj.__class__(**changes)
+
+
+def _made(cls: type[R], values: dict[str, Any]) -> R:
+    """A record of CLS from a value for each of its fields: what its `__init__` sets, in order, without calling it."""
+    made = object.__new__(cls)
+    made.__dict__.update({name: values[name] for name in cls.__record_fields__})  # type: ignore[attr-defined]
+    return made
 
 
 def _build(cls: type[R]) -> type[R]:
@@ -326,10 +334,7 @@ class Record:
                 kwargs[name] = convert(value)
         if len(kwargs) != len(fields):  # a field left to its default (or missing): as __init__ does it
             return cls(**kwargs, extra=extra)
-        made = object.__new__(cls)  # every field given: what __init__ would set, in its order, without the call
-        made.__dict__.update(extra=extra)
-        made.__dict__.update({name: kwargs[name] for name, _ in fields})
-        return made
+        return _made(cls, {**kwargs, "extra": extra})
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.extra)
@@ -338,11 +343,7 @@ class Record:
         return out
 
 
-_COMPARED: dict[type, tuple[str, ...]] = {}
-
-
+@cache
 def _compared(cls: type) -> tuple[str, ...]:
     """The fields `__eq__` and `__hash__` compare (dataclasses: compare=True; hash None follows compare)."""
-    if cls not in _COMPARED:
-        _COMPARED[cls] = tuple(f.name for f in fields_of(cls) if f.compare)
-    return _COMPARED[cls]
+    return tuple(f.name for f in fields_of(cls) if f.compare)
