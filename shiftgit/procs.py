@@ -9,37 +9,19 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Mapping
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shiftgit.repo import Repo
 
 PR_SET_PDEATHSIG = 1
 # Environment markers of a coding agent's own process: what needs a human must not come from there.
 AGENT_VARS = ("CLAUDECODE", "GEMINI_CLI")
 AGENT_PREFIXES = ("CODEX_",)
 NOT_AGENT_VARS = ("CODEX_HOME",)  # a user's own configuration, set in ordinary shells too
-
-# Runs in its own session with SIGTERM blocked until its handler is in place; the kernel sends it
-# SIGTERM when its parent (the shiftgit process running an effect) dies, and it then SIGKILLs the
-# effect's whole process group, grandchildren included. Killed quietly (SIGKILL) on a normal finish.
-WATCHDOG = """
-import os, signal, sys
-pgid, parent = int(sys.argv[1]), int(sys.argv[2])
-def fire(*_):
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
-        pass
-    os._exit(0)
-signal.signal(signal.SIGTERM, fire)
-signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-if os.getppid() != parent:
-    fire()
-while True:
-    signal.pause()
-"""
-
 
 def boot_id() -> str | None:
     try:
@@ -73,6 +55,25 @@ def identity(pid: int | None = None) -> dict[str, Any]:
     """This process (or `pid` on this machine) as a record: host, boot, pid, start."""
     pid = os.getpid() if pid is None else pid
     return {"host": hostname(), "boot": boot_id(), "pid": pid, "start": start_ticks(pid)}
+
+
+def clone_id(repo: Repo) -> str:
+    """This clone's random id, created on first use (atomically: two racing processes agree)."""
+    path = repo.common_dir / "shift" / "clone-id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"clone-id.{os.getpid()}.tmp")
+    tmp.write_text(os.urandom(16).hex() + "\n")  # = secrets.token_hex(16), without random and OpenSSL
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
 
 
 def agent_markers(environ: Mapping[str, str]) -> list[str]:
@@ -112,37 +113,72 @@ def is_alive(who: Mapping[str, Any] | None) -> bool | None:
     return who.get("start") is None or start_ticks(pid) == who["start"]
 
 
-def _watchdog_preexec() -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    try:
-        import ctypes  # found in sys.modules: guard_group loaded it before the fork
+def guard_group(pgid: int) -> int | None:
+    """Start a watchdog that kills process group `pgid` if this process dies: its pid; None where unsupported.
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def guard_group(pgid: int) -> subprocess.Popen[bytes] | None:
-    """Start a watchdog that kills process group `pgid` if this process dies. None where unsupported."""
+    The watchdog is this process forked (no new interpreter to start: that cost more than a Python start-up
+    on 2 busy cores), in its own session, with SIGTERM blocked until its handler is in place; the kernel sends
+    it SIGTERM when its parent (the shiftgit process running an effect) dies, and it then SIGKILLs the
+    effect's whole process group, grandchildren included. Killed quietly (SIGKILL, `release`) on a normal
+    finish. Called before any thread is started (evidence/runner.py's `on_start`), so the fork is safe."""
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes  # noqa: F401  (here, not at the top: what only a watchdog needs; never loaded after the fork)
+    import ctypes  # before the fork: the watchdog loads nothing
 
-    return subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(pgid), str(os.getpid())],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, preexec_fn=_watchdog_preexec)
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        prctl = None
+    parent = os.getpid()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        pid = os.fork()
+    finally:
+        if os.getpid() == parent:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    if pid == 0:
+        try:
+            _watch(pgid, parent, prctl)
+        finally:
+            os._exit(0)
+    return pid
 
 
-def release(watchdog: subprocess.Popen[bytes] | None) -> None:
+def _watch(pgid: int, parent: int, prctl: Any) -> None:
+    """The forked watchdog's life: wait for SIGTERM (its parent died), then kill the group and exit."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, 65536)  # no pipe or file of the parent's held open here
+
+    def fire(*_: object) -> None:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+        os._exit(0)
+
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    signal.signal(signal.SIGTERM, fire)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    if os.getppid() != parent:
+        fire()
+    while True:
+        signal.pause()
+
+
+def release(watchdog: int | None) -> None:
     """Stop a watchdog without letting it fire."""
     if watchdog is None:
         return
     try:
-        watchdog.kill()
+        os.kill(watchdog, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    watchdog.wait()
+    os.waitpid(watchdog, 0)
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:

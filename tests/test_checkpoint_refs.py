@@ -4,11 +4,14 @@ whenever the user's config asks for more than a plain commit (a commit encoding,
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import Repo
 
-from shiftgit.git import ledgerref, rawgit, shiftrefs
+from shiftgit.git import fence, ledgerref, rawgit, shiftrefs
 from shiftgit.repo import Repo as GitRepo
+from shiftgit.repo import clean_env
 
 DATES = {"GIT_AUTHOR_DATE": "2026-01-02T03:04:05+01:00", "GIT_COMMITTER_DATE": "2026-01-02T03:04:06+01:00"}
 SNAPSHOT, LEDGER = "refs/shift/snapshots/demo", "refs/shift/ledgers/demo"
@@ -71,4 +74,58 @@ def test_a_ledger_commit_that_cannot_be_written_directly_is_written_by_the_plumb
     monkeypatch.setattr(rawgit, "write_refs", lambda *args: False)  # as when another writer won the swap
     made = ledgerref.commit_ledger(repo, "demo", data, None, shiftrefs.writer(repo))
     assert made == run_repo.git("rev-parse", LEDGER).strip() and parts(run_repo, made)[1] == [before]
+    assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json").encode() == data
+
+
+def test_the_objects_are_written_loose_unless_git_must_write_them(run_repo: Repo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """rawgit.store_objects writes plain loose objects itself (the very files git reads), and leaves them to
+    `git unpack-objects` when the config may ask for more (shared permissions, ...) or the environment points
+    git at another object directory."""
+    repo = GitRepo.open(run_repo.path)
+    width = len(run_repo.head())
+    started: list[list[str]] = []
+    real_run = rawgit.run
+
+    def run(argv: list[str], env: dict[str, str], data: bytes = b"") -> tuple[int, bytes]:
+        started.append(argv)
+        return real_run(argv, env, data)
+
+    monkeypatch.setattr(rawgit, "run", run)
+    where, env = ["-C", str(repo.root)], clean_env()
+    cases = [({}, "plain"), ({}, "shared"), ({"GIT_OBJECT_DIRECTORY": str(repo.common_dir / "objects")}, "plain")]
+    for n, (extra, config) in enumerate(cases):
+        if config == "shared":
+            run_repo.git("config", "core.sharedRepository", "group")
+        blob = f"object {n}\n".encode()
+        started.clear()
+        assert rawgit.store_objects(where, {**env, **extra}, [("blob", blob)], width, str(repo.common_dir))
+        assert run_repo.git("cat-file", "blob", rawgit.object_id("blob", blob, width)).encode() == blob
+        assert [argv[2:] for argv in started] == ([] if not extra and config == "plain" else [["unpack-objects",
+                                                                                                "-q"]])
+        run_repo.git("config", "--unset-all", "core.sharedRepository", check=False)
+    assert run_repo.git("fsck", "--no-dangling").strip() == ""
+
+
+def test_the_ledger_commit_goes_onto_the_tip_the_fence_read(run_repo: Repo, tmp_path: Path) -> None:
+    """The ledger ref's tip is read once per checkpoint (by the fence), not a second time to commit onto it."""
+    run_repo.ok("checkpoint", "--step", "one")
+    first = run_repo.git("rev-parse", LEDGER).strip()
+    trace = tmp_path / "trace"
+    run_repo.write("calc.py", "# two\n")
+    run_repo.ok("checkpoint", "--step", "two", env={"GIT_TRACE": str(trace)})
+    listed = [line for line in trace.read_text().splitlines() if "built-in: git for-each-ref" in line]
+    assert len(listed) == 1, listed
+    assert parts(run_repo, run_repo.git("rev-parse", LEDGER).strip())[1] == [first]
+
+
+def test_a_ledger_tip_that_moved_since_the_fence_read_it_is_the_parent_still(run_repo: Repo) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    repo = GitRepo.open(run_repo.path)
+    seen = next(c for c in fence.tips(repo.git, "demo") if c.ref == LEDGER)
+    moved = run_repo.git("commit-tree", f"{seen.commit}^{{tree}}", "-p", seen.commit, "-m", "another worktree's")
+    run_repo.git("update-ref", LEDGER, moved.strip())
+    data = b'{"checkpoint": {"seq": 7}}\n'
+    made = ledgerref.commit_ledger(repo, "demo", data, None, shiftrefs.writer(repo), seen)
+    assert made == run_repo.git("rev-parse", LEDGER).strip() and parts(run_repo, made)[1] == [moved.strip()]
     assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json").encode() == data

@@ -11,11 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from shiftgit.errors import UsageError
 from shiftgit.ledger.model import Approval, Ledger
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.secrets import find_secrets
 from shiftgit.ledger.store import Store
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from shiftgit.effects import probes
@@ -19,6 +18,7 @@ from shiftgit.effects.approvals import now_iso
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.evidence import runner as evidence
 from shiftgit.ledger.model import Effect, Ledger
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.secrets import redact
 from shiftgit.ledger.store import Store
 

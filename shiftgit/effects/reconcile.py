@@ -10,7 +10,7 @@ only when trusted in this clone (`effects.probes`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from shiftgit.effects import approvals, probes
@@ -32,6 +32,7 @@ from shiftgit.effects.runner import (
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.evidence import runner as evidence
 from shiftgit.ledger.model import Effect, Ledger
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.secrets import redact
 from shiftgit.ledger.store import Store
 

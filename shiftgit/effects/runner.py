@@ -15,9 +15,8 @@ import shlex
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from shiftgit import procs
 from shiftgit.effects import approvals, external
@@ -26,6 +25,7 @@ from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.evidence import runner as evidence
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import FINISH_STATUSES, Effect, Ledger
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.secrets import find_secrets, redact
 from shiftgit.ledger.store import Store
 
@@ -42,8 +42,7 @@ PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"
 _KIND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
-@dataclass(frozen=True)
-class EffectInput:
+class EffectInput(NamedTuple):
     key: str
     kind: str
     reversibility: str | None = None  # None: the recorded one, else irreversible (the safe default)
@@ -55,8 +54,7 @@ class EffectInput:
     capture_id: str | None = None  # a regex: its first match in the output is the effect's external_id
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     effect: Effect
     ran: bool        # False: the recorded result of a completed key was returned
     exit_code: int   # what the CLI exits with

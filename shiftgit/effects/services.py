@@ -19,7 +19,6 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import replace
 from typing import Any
 
 from shiftgit import procs
@@ -28,6 +27,7 @@ from shiftgit.effects.runner import check_kind, check_open, history_with, put, v
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import Effect, Ledger
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.secrets import find_secrets
 from shiftgit.ledger.store import Store
 

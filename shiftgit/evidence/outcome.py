@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
 MAX_FAILING = 500
 MAX_ID_CHARS = 1000
 
 
-@dataclass(frozen=True)
-class Outcome:
+class _Counts(NamedTuple):
     runner: str
     passed: int | None = None
     failed: int | None = None  # failures + errors
     skipped: int | None = None
     failing: tuple[str, ...] = ()  # sorted, de-duplicated, capped at MAX_FAILING
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "failing", normalize_ids(self.failing))
+
+class Outcome(_Counts):
+    """What a runner said; `failing` kept sorted, de-duplicated and capped however it is given."""
+
+    __slots__ = ()
+
+    def __new__(cls, runner: str, passed: int | None = None, failed: int | None = None, skipped: int | None = None,
+                failing: Iterable[str] = ()) -> Outcome:
+        return super().__new__(cls, runner, passed, failed, skipped, normalize_ids(failing))
 
     def to_dict(self) -> dict[str, object]:
         return {"runner": self.runner, "passed": self.passed, "failed": self.failed,
@@ -46,12 +57,12 @@ def normalize_ids(ids: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({i[:MAX_ID_CHARS] for i in ids if i}))[:MAX_FAILING]
 
 
-@dataclass
 class Tally:
-    passed: int = 0
-    failed: int = 0
-    skipped: int = 0
-    ids: list[str] = field(default_factory=list)
+    """The counts a parser adds up as it reads."""
+
+    def __init__(self) -> None:
+        self.passed = self.failed = self.skipped = 0
+        self.ids: list[str] = []
 
     def add(self, state: str, test_id: str = "") -> None:
         if state == "failed":

@@ -10,11 +10,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import BinaryIO
 
 from shiftgit.digests import hasher
 from shiftgit.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
 TAIL_CHARS = 4000          # what a check keeps of its output, after redaction
 PARSE_BYTES = 4 * 1024 * 1024  # what is kept in memory for parsing outcomes (head + tail)
@@ -22,8 +27,7 @@ KILL_GRACE = 2.0           # seconds between SIGTERM and SIGKILL of the process 
 PR_SET_PDEATHSIG = 1
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     exit_code: int | None   # None: it never finished (timed out or killed)
     duration_s: float
     output: str             # up to PARSE_BYTES of the output (head and tail), for parsers

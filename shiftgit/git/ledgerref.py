@@ -58,14 +58,18 @@ class Tip(NamedTuple):
         return self.ref[len(TRACKING):].split("/", 1)[0] if self.ref.startswith(TRACKING) else None
 
 
-def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, by: Writer | None = None) -> str | None:
+def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, by: Writer | None = None,
+                  tip: fence.Claim | None = None) -> str | None:
     """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes.
 
-    `by` (git/shiftrefs.writer): the blob, tree and commit are written by one `unpack-objects` and the ref moved
-    by one `update-ref` (rawgit.write_refs), not by four plumbing commands; when that fails or loses the swap,
-    the plumbing does it from a fresh look at the tip. The commit's (epoch, seq) is remembered (`remember`)."""
+    `by` (git/shiftrefs.writer): the blob, tree and commit are written directly (rawgit.write_refs) and the ref
+    moved by one `update-ref`, not by four plumbing commands; when that fails or loses the swap, the plumbing
+    does it from a fresh look at the tip. `tip`, with `by`: the tip as the caller's fence read it (fence.tips),
+    taken for the first try instead of a `for-each-ref` of its own; the caller vouches that DATA is not what the
+    tip holds (a new checkpoint). Had the ref moved since, the swap fails and the fresh look follows. The
+    commit's (epoch, seq) is remembered (`remember`)."""
     document = _json(data)
-    commit = _commit(repo, run, data, document, clone, by)
+    commit = _commit(repo, run, data, document, clone, by, tip)
     if commit is not None:
         remember(repo, {commit: (epoch_of(document), seq_of(document))})
     return commit
@@ -104,7 +108,7 @@ def remember(repo: Repo, pairs: dict[str, tuple[int, int]]) -> None:
 
 
 def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clone: str | None,
-            by: Writer | None) -> str | None:
+            by: Writer | None, tip: fence.Claim | None) -> str | None:
     ref = ref_name(run)
     seq = seq_of(document)
     objects: list[tuple[str, bytes]] = []
@@ -121,12 +125,19 @@ def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clon
     where = fence.place(fence.holder_text(lease.get("holder") if isinstance(lease, dict) else None))
     message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
                + (f"Shift-Clone: {clone}\n" if clone else "") + fence.trailers(lease))
+    guess = tip if by is not None and objects and tip is not None and tip.ref == ref and len(tip.commit) == by.width \
+        else None
+    previous: str | None
+    on_top: fence.Claim | None
     for attempt in range(RETRIES + 1):
-        tip = repo.git("for-each-ref", f"--format=%(objectname) %(tree) {TIP_TRAILERS}", ref).split(" ", 2)
-        previous = tip[0] if tip[0] else None
-        if tip[1:2] == [tree]:
-            return None
-        on_top = _claim_of(ref, tip[2] if len(tip) > 2 else "")
+        if guess is not None and attempt == 0:
+            previous, on_top = guess.commit, guess
+        else:
+            seen = repo.git("for-each-ref", f"--format=%(objectname) %(tree) {TIP_TRAILERS}", ref).split(" ", 2)
+            previous = seen[0] if seen[0] else None
+            if seen[1:2] == [tree]:
+                return None
+            on_top = _claim_of(ref, seen[2] if len(seen) > 2 else "")
         if epoch and on_top is not None and fence.rival(on_top, epoch, where):  # no older or rival epoch on top
             raise Fenced(fence.fenced_line(run, epoch, on_top))
         if objects and by is not None:

@@ -87,13 +87,35 @@ def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
 
 
 def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]],
-               swaps: list[tuple[str, str, str | None]], message: str, width: int) -> bool:
-    """OBJECTS written by one `unpack-objects`, then every swap (ref, new id, old id; None: the ref must not exist
-    yet) made by one `update-ref --stdin`, all or none; False when either failed (a swap lost to another writer,
-    say): no ref moved. WHERE: git's leading options (`-C DIR`)."""
+               swaps: list[tuple[str, str, str | None]], message: str, width: int, common: str | None = None) -> bool:
+    """OBJECTS stored (`store_objects`), then every swap (ref, new id, old id; None: the ref must not exist yet)
+    made by one `update-ref --stdin`, all or none; False when either failed (a swap lost to another writer, say):
+    no ref moved. WHERE: git's leading options (`-C DIR`); COMMON: the repository's common git dir, if known."""
     text = "".join(f"update {ref} {new} {old or '0' * width}\n" for ref, new, old in swaps).encode()
-    return (run([*where, "unpack-objects", "-q"], env, pack(objects, width))[0] == 0
+    return (store_objects(where, env, objects, width, common)
             and run([*where, "update-ref", "-m", message, "--stdin"], env, text)[0] == 0)
+
+
+OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
+_OBJECT_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
+
+
+def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]], width: int,
+                  common: str | None) -> bool:
+    """OBJECTS put into the repository whose common git dir is COMMON: written loose here (`write_loose`), one
+    git process less, unless the repository's config may ask git for more than plain loose objects (shared
+    permissions, a second object format, fsync, or an included file that could say so), ENV points git at
+    other object directories, or COMMON is unknown; then by one `unpack-objects`. False when that failed."""
+    if common is not None and not any(env.get(name) for name in _OBJECT_VARS):
+        try:
+            with open(os.path.join(common, "config"), "rb") as src:
+                config = src.read().lower()
+            if not any(word in config for word in OBJECTS_ASIDE) and os.path.isdir(os.path.join(common, "objects")):
+                write_loose(objects, width, os.path.join(common, "objects"))
+                return True
+        except OSError:
+            pass  # git writes them
+    return run([*where, "unpack-objects", "-q"], env, pack(objects, width))[0] == 0
 
 
 def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -> None:

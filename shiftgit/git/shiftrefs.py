@@ -160,14 +160,14 @@ def _direct(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, prev
 def commit_directly(repo: Repo, by: Writer, ref: str, objects: list[tuple[str, bytes]], tree: str,
                     parents: list[str], message: bytes, old: str | None, reflog: str) -> str | None:
     """The commit of `tree` with `parents` and `message` by `by`, written with OBJECTS (what the tree needs that
-    the repository may lack) by one `unpack-objects`, put on `ref` by one `update-ref` compare-and-swap against
-    `old` ("" or None: the ref must not exist yet): its id, or None when either failed (another writer won the
-    swap, say) and nothing was moved; the caller then uses the plumbing."""
+    the repository may lack; loose, or by one `unpack-objects`: rawgit.store_objects), put on `ref` by one
+    `update-ref` compare-and-swap against `old` ("" or None: the ref must not exist yet): its id, or None when
+    either failed (another writer won the swap, say) and nothing was moved; the caller then uses the plumbing."""
     body = rawgit.commit_object(tree, parents, by.author, by.committer, message)
     commit = rawgit.object_id("commit", body, by.width)
     try:
         moved = rawgit.write_refs(["-C", str(repo.root)], clean_env(), [*objects, ("commit", body)],
-                                  [(ref, commit, old)], reflog, by.width)
+                                  [(ref, commit, old)], reflog, by.width, str(repo.common_dir))
     except OSError:
         return None
     return commit if moved else None

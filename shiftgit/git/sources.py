@@ -16,6 +16,7 @@ from shiftgit.git.notestree import CatFile
 from shiftgit.git.view import RUNS, ledger_path
 from shiftgit.ledger.store import Store, validate_run_id
 from shiftgit.ledger.validated import blob_id
+from shiftgit.procs import clone_id
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -228,17 +229,6 @@ def _document(data: bytes | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return document if isinstance(document, dict) else None
-
-
-def clone_id(repo: Repo) -> str:
-    """trustdb.clone_id, read without importing trustdb when the id exists (it loads the ledger model,
-    more than the agent hooks' briefing may spend)."""
-    try:
-        return (repo.common_dir / "shift" / "clone-id").read_text().strip()
-    except FileNotFoundError:
-        from shiftgit.ledger.trustdb import clone_id
-
-        return clone_id(repo)
 
 
 def newest_local(store: Store, run: str) -> Source | None:

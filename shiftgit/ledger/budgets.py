@@ -42,7 +42,7 @@ def accrue(before: Ledger, after: Ledger) -> Ledger:
     gap = gap_minutes(before.updated_at, after.updated_at)
     if gap <= 0:
         return after
-    from dataclasses import replace  # here: `status` uses this module and never builds a record
+    from shiftgit.ledger.record import replace  # here: `status` uses this module and never builds a record
 
     return replace(after, spend=replace(after.spend, minutes=round(before.spend.minutes + gap, 3)))
 

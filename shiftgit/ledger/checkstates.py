@@ -11,10 +11,10 @@ all read states from here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from shiftgit.ledger.model import Acceptance, Check, Checkpoint, Ledger, Retirement
+from shiftgit.ledger.record import replace
 
 STATES = ("passed", "failed", "never_attempted", "stale")
 NAMES_CAP = 100  # distinct checks a checkpoint carries (the oldest results drop first)

@@ -164,9 +164,7 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
 
 def _patched(ledger: Ledger, updates: dict[str, Any]) -> Ledger:
     """The model of `ledger` with top-level values set as a read of the written bytes would build them."""
-    import dataclasses
-
-    from shiftgit.ledger.record import _plan
+    from shiftgit.ledger.record import _plan, replace
 
     fields = dict(_plan(type(ledger))[0])
     values: dict[str, Any] = {}
@@ -177,7 +175,7 @@ def _patched(ledger: Ledger, updates: dict[str, Any]) -> Ledger:
             values[name] = value if value is None or convert is None else convert(value)
         else:
             extra[name] = value
-    return dataclasses.replace(ledger, **values, extra=extra)
+    return replace(ledger, **values, extra=extra)
 
 
 def canonical(parts: dict[str, Part]) -> bytes:
@@ -212,10 +210,10 @@ def _text(value: Any, depth: int) -> str:
 
 def _values(ledger: Ledger) -> list[tuple[str, object]]:
     """The top-level keys and values as `Ledger.to_dict` orders them: unknown keys, then the fields."""
-    import dataclasses
+    from shiftgit.ledger.record import fields_of
 
     values: dict[str, object] = dict(ledger.extra)
-    for f in dataclasses.fields(ledger):
+    for f in fields_of(ledger):
         if f.name != "extra":
             values[f.name] = getattr(ledger, f.name)
     return list(values.items())

@@ -7,12 +7,11 @@ shiftgit (same schema version) round-trips without losing data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any
 
 from shiftgit.ledger.canonical import canonical_bytes as canonical_bytes  # defined there: no model needed
 from shiftgit.ledger.record import Record as Record  # the machinery: ledger/record.py
-from shiftgit.ledger.record import dataclass  # dataclasses' own for mypy, a cheaper build of it at run time
+from shiftgit.ledger.record import dataclass, field  # dataclasses' own for mypy, cheaper ones at run time
 
 SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"

@@ -15,18 +15,23 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from shiftgit.digests import hasher
 from shiftgit.ledger.model import Check, canonical_bytes
 from shiftgit.ledger.store import write_atomic
 from shiftgit.procs import agent_markers
+from shiftgit.procs import clone_id as clone_id  # defined there: a write's fence needs no trust
 from shiftgit.repo import Repo
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
-@dataclass(frozen=True)
-class Command:
+
+class Command(NamedTuple):
     """One recorded command as trust sees it."""
 
     name: str
@@ -60,25 +65,6 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     if not base or not os.path.isabs(base):
         base = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
     return Path(base) / "shiftgit"
-
-
-def clone_id(repo: Repo) -> str:
-    """This clone's random id, created on first use (atomically: two racing processes agree)."""
-    path = repo.common_dir / "shift" / "clone-id"
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"clone-id.{os.getpid()}.tmp")
-    tmp.write_text(os.urandom(16).hex() + "\n")  # = secrets.token_hex(16), without random and OpenSSL
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path.read_text().strip()
 
 
 def _entry(repo: Repo, digest: str, environ: Mapping[str, str] | None) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from shiftgit.errors import GitError, LedgerError, UsageError
@@ -20,6 +20,7 @@ from shiftgit.git import ledgerref, publish, record, sources
 from shiftgit.git.record import Provenance
 from shiftgit.git.sources import Source
 from shiftgit.ledger.model import Ledger
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.schema import parse_ledger
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env

@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from shiftgit.errors import ShiftError
 from shiftgit.evidence import runner as evidence
@@ -40,8 +39,7 @@ class Progress(Protocol):
     def finished(self, check: Check, observation: Observation) -> None: ...
 
 
-@dataclass(frozen=True)
-class Observation:
+class Observation(NamedTuple):
     """One rerun of a check, now."""
 
     exit_code: int | None

@@ -8,12 +8,12 @@ is not `passed` on the final tree (`unmet`), unless the caller overrides with a 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, BinaryIO
 
 from shiftgit.errors import UsageError
 from shiftgit.ledger import checkstates
 from shiftgit.ledger.model import Check, Ledger, Retirement
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 from shiftgit.runs.acceptspec import parse as parse  # re-exported
 from shiftgit.runs.contract import new_id, now_iso

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import GitError, UsageError
@@ -25,6 +24,7 @@ from shiftgit.ledger.model import (
     NextAction,
     Spend,
 )
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo, TreeBuild, files_of
 from shiftgit.runs.contract import new_id, now_iso
@@ -32,7 +32,12 @@ from shiftgit.runs.reviews import request
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    from shiftgit.git.fence import Claim
     from shiftgit.git.shiftrefs import Writer
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
 SNAPSHOT_RETRIES = 20
 ITEM_KINDS = ("done", "doing", "blocked", "questions", "decisions")
@@ -40,8 +45,7 @@ RESOLVED_CAP = 200
 
 # -- checkpoint ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CheckpointInput:
+class CheckpointInput(NamedTuple):
     step: str | None = None
     next_action: str | None = None
     done_when: str | None = None
@@ -128,22 +132,23 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         return request(ledger, seq, spec.step, at) if spec.confirm else ledger
 
     store.update(run, change, checked=checked)
-    publish(store, run, by)
+    publish(store, run, by, ticket.tip)  # the ledger holds a new checkpoint: never the bytes on the ref's tip
     return made[0]
 
 
-def publish(store: Store, run: str, by: Writer | None = None) -> None:
+def publish(store: Store, run: str, by: Writer | None = None, tip: Claim | None = None) -> None:
     """Commit the working ledger to refs/shift/ledgers/<run>; with `"publish"` configured, push it in the background.
 
-    The push never blocks or fails the checkpoint: its result is recorded for `status` and the briefing.
+    The push never blocks or fails the checkpoint: its result is recorded for `status` and the briefing. `tip`:
+    see ledgerref.commit_ledger.
     """
     from shiftgit.git import ledgerref
     from shiftgit.git import publish as publisher
-    from shiftgit.ledger.trustdb import clone_id
+    from shiftgit.procs import clone_id
 
     with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
         data = store.ledger_path(run).read_bytes()
-        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by)
+        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by, tip)
     publisher.start_configured(store)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -18,16 +17,22 @@ from shiftgit.ledger.model import (
     Check,
     Ledger,
 )
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.secrets import find_secrets, redact
 from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
 PENDING_CAP = 50
 
 # -- check ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CheckInput:
+class CheckInput(NamedTuple):
     argv: tuple[str, ...]
     name: str | None = None
     cwd: str = "."

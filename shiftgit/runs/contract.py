@@ -7,7 +7,6 @@ import datetime as dt
 import fnmatch
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from shiftgit.errors import UsageError
@@ -21,8 +20,15 @@ from shiftgit.ledger.model import (
     Ledger,
     Stop,
 )
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 from shiftgit.runs.acceptspec import parse as parse_accept
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from shiftgit.tuples import NamedTuple  # typing's class without importing typing or dataclasses
 
 
 def now_iso() -> str:
@@ -36,8 +42,7 @@ def new_id(prefix: str) -> str:
 
 # -- start ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ContractInput:
+class ContractInput(NamedTuple):
     goal: str
     stop_when: str
     owner: str | None = None

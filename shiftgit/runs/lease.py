@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from shiftgit.errors import Fenced, GitError, ShiftError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
-from shiftgit.procs import hostname
+from shiftgit.procs import clone_id, hostname
 from shiftgit.repo import clean_env
 
 DEFAULT_MINUTES = 30.0
@@ -41,12 +41,11 @@ class Ticket(NamedTuple):
     epoch: int
     warnings: tuple[str, ...] = ()
     ledger: str | None = None  # the ledger-ref commit this write goes onto (a checkpoint records it: the chain)
+    tip: fence.Claim | None = None  # that commit as the fence read it (renewing): ledgerref.commit_ledger's guess
 
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """This writer: host, clone, work tree, the calling process (the agent or shell), its agent session."""
-    from shiftgit.git.sources import clone_id  # read without trustdb (and the model) when it exists
-
     env = os.environ if environ is None else environ
     session = next((env[name] for name in SESSION_VARS if env.get(name)), None)
     return {"host": hostname(), "clone": clone_id(store.repo), "worktree": str(store.repo.root),
@@ -126,7 +125,8 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
         if epoch > 0:  # this place holds it: renew
             taken = "continued on this branch" if epoch > mine else None
             store.on_write = renewal(run, epoch, who, minutes, taken=taken)
-            return Ticket(epoch, tuple(warnings), next((c.commit for c in seen if c.ref == fence.LEDGERS + run), None))
+            tip = next((c for c in seen if c.ref == fence.LEDGERS + run), None)
+            return Ticket(epoch, tuple(warnings), tip.commit if tip else None, tip)
         epoch = max([mine] + [c.epoch for c in seen]) + 1
         why = "lease expired" if isinstance(lease, Mapping) else "first write"
         reachable = remote if not warnings else None  # the fetch failed (and said so): no push to wait for
@@ -170,7 +170,6 @@ def _take(store: Store, run: str, epoch: int, who: Mapping[str, Any], why: str, 
     """Take `epoch`: its claim becomes the ledger ref's tip compare-and-swap (pushed first, without force, to
     the publish remote); returns that commit. None when another writer moved the ref first (look again)."""
     from shiftgit.ledger.canonical import canonical_bytes
-    from shiftgit.ledger.trustdb import clone_id
 
     repo = store.repo
     renew = renewal(run, epoch, who, minutes, taken=why)

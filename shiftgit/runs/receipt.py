@@ -9,12 +9,12 @@ check has not passed on the final tree, unless overridden with a reason the rece
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.ledger import checkstates
 from shiftgit.ledger.model import FINISH_STATUSES, Ledger, Receipt, Stop
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 from shiftgit.runs import acceptance
 from shiftgit.runs.contract import now_iso

@@ -10,11 +10,11 @@ session's briefing carries it; `review resolve` closes it with a reason. A miles
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import NamedTuple
 
 from shiftgit.errors import UsageError
 from shiftgit.ledger.model import Amendment, Confirmation, Ledger, Reopening, Review
+from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
 

@@ -8,7 +8,6 @@ line left empty and refuses a start that leaves a required field empty, naming t
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
@@ -91,7 +90,7 @@ def apply(template: Mapping[str, Any], spec: Any) -> Any:
     extra = [c for c in template.get("constraints") or [] if c not in spec.constraints]
     if extra:
         changes["constraints"] = (*extra, *spec.constraints)
-    return dataclasses.replace(spec, **changes)
+    return spec._replace(**changes)
 
 
 def missing(template: Mapping[str, Any], spec: Any) -> list[str]:
