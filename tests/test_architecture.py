@@ -24,7 +24,7 @@ RANKS = {
     "cli": 6,
     "entry": 7,
 }
-BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "__init__"}
+BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "packs", "__init__"}
 MAX_LINES = 350
 
 
