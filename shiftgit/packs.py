@@ -53,24 +53,21 @@ def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
 
 
 # The work tree's tree (repo.TreeBuild), built in the private index GIT_INDEX_FILE names: `.shift/` dropped from it
-# while `ls-files` lists the changed and new files; the packer (`main`, the arguments after $1, when given) run when
-# that lists PACK_MIN files or more; `git add -A`; `git write-tree`, whose tree is the output. $1: a file for the
-# listing. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
+# while `ls-files` lists the changed and new files into the packer (`main`: the arguments, when given); `git add -A`;
+# `git write-tree`, whose tree is the output. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
 DROP = ("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", ":/.shift")
 ADD = ("add", "-A", "--", ":/", ":(top,exclude).shift")
 LIST = ("ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--", ":/", ":(top,exclude).shift")
-BUILD = f"""list=$1; shift
-git {" ".join(f"'{a}'" for a in DROP)} &
-git {" ".join(f"'{a}'" for a in LIST)} >"$list" 2>/dev/null
+BUILD = f"""git {" ".join(f"'{a}'" for a in DROP)} &
+if [ $# -gt 0 ]; then git {" ".join(f"'{a}'" for a in LIST)} 2>/dev/null | "$@" >/dev/null 2>&1; fi
 wait $! || exit 90
-if [ $# -gt 0 ] && [ "$(tr -cd '\\000' <"$list" | wc -c)" -ge {PACK_MIN} ]; then "$@" <"$list" >/dev/null 2>&1; fi
-rm -f "$list"
 git {" ".join(f"'{a}'" for a in ADD)} >/dev/null || exit 91
 exec git write-tree
 """
+RECORD = "prepacked"  # in <git-dir>/shift/: the files the last prepack found in the store, by their stat
 
 
-def build_command(root: str, common_dir: str, width: int, listing: str) -> list[str]:
+def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[str]:
     """The `sh` that builds the work tree's tree (BUILD), with the packer when the object store is shiftgit's to
     write (`allowed`). The packer is a process (`python -S`, stdlib only, ~15 ms to start), not a thread: reading a
     thousand files is thousands of short system calls, and in a thread each must win the interpreter lock back
@@ -79,36 +76,45 @@ def build_command(root: str, common_dir: str, width: int, listing: str) -> list[
 
     code = "import sys; sys.path.insert(0, sys.argv[1]); from shiftgit.packs import main; main(sys.argv[2:])"
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
-    packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width)]
-    return ["sh", "-c", BUILD, "sh", listing, *(packer if allowed(common_dir) else [])]
+    packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
+              os.path.join(git_dir, "shift", RECORD)]
+    return ["sh", "-c", BUILD, "sh", *(packer if allowed(common_dir) else [])]
 
 
 def main(args: list[str]) -> None:
-    """The packer (`build_command`): ARGS are the work tree, the object directory and the id width; the listing on
-    stdin. Silent: a failure only leaves the files to `git add`."""
+    """The packer (`build_command`): ARGS are the work tree, the object directory, the id width and the record;
+    the listing on stdin. Silent: a failure only leaves the files to `git add`."""
     import sys
 
     paths = [name[2:] for name in sys.stdin.buffer.read().split(b"\0") if name[:2] in (b"C ", b"? ")]
-    try:
-        prepack(args[0], args[1], paths, int(args[2]))
-    except OSError:
-        pass  # a full disk, a read-only store: `git add` writes them (or says why it cannot)
+    if len(paths) >= PACK_MIN:
+        try:
+            prepack(args[0], args[1], paths, int(args[2]), args[3])
+        except OSError:
+            pass  # a full disk, a read-only store: `git add` writes them (or says why it cannot)
 
 
-def prepack(root: str, objects: str, paths: Iterable[bytes], width: int) -> set[str]:
+def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record: str | None = None) -> set[str]:
     """The blobs of the regular files at PATHS (relative to ROOT) written as one pack into OBJECTS (the object
     directory), when there are PACK_MIN or more; returns their ids. A file that cannot be read, a symlink, a
-    directory, one over FILE_MAX: left to git."""
-    read = _read(root, paths)
-    if len(read) < PACK_MIN:
-        return set()
+    directory, one over FILE_MAX: left to git.
+
+    RECORD (a file): the paths whose blobs the last prepack left in the store, with their stat then. A file still
+    so is not read again: `ls-files` lists every file that differs from the index, and the copy of the index a
+    build starts from is the real one, which a checkpoint does not refresh (without it, each checkpoint would pack
+    again every file changed since the last commit). Wrong or lost, it only costs `git add` a loose object."""
+    known = _load(record) if record else {}
+    read, kept = _read(root, paths, known)
     found: set[str] = set()
+    if len(read) < PACK_MIN:
+        return found
     listed: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset) of each object in the pack
     parts: list[bytes] = []
     offset = 12
     import zlib
 
-    for data in read:
+    for path, data, stamp in read:
+        kept[path] = stamp
         oid = hasher(width, len(data) + 32)(b"blob %d\0%s" % (len(data), data))
         key = oid.hexdigest()
         if key in found:
@@ -121,36 +127,68 @@ def prepack(root: str, objects: str, paths: Iterable[bytes], width: int) -> set[
     pack = pack_bytes(parts, len(listed), width)
     checksum = pack[-(width // 2):]
     _install(objects, pack, _index(listed, checksum, width), checksum)
+    if record:
+        _save(record, kept)
     return found
 
 
-def _read(root: str, paths: Iterable[bytes]) -> list[bytes]:
+def _read(root: str, paths: Iterable[bytes], known: dict[bytes, bytes]
+          ) -> tuple[list[tuple[bytes, bytes, bytes]], dict[bytes, bytes]]:
+    """(path, bytes, stat) of each regular file to pack, and path -> stat of those KNOWN still holds as it was."""
     import stat
 
-    found: list[bytes] = []
+    found: list[tuple[bytes, bytes, bytes]] = []
+    kept: dict[bytes, bytes] = {}
     total = 0
     top = os.open(root, os.O_RDONLY)
     try:
         for path in paths:
             try:
+                info = os.stat(path, dir_fd=top, follow_symlinks=False)
+            except OSError:
+                continue
+            stamp = b"%d:%d:%d:%d" % (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            if known.get(path) == stamp:
+                kept[path] = stamp
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_MAX or total + info.st_size > TOTAL_MAX:
+                continue
+            try:
                 fd = os.open(path, _OPEN, dir_fd=top)
             except OSError:
                 continue
             try:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_MAX or total + info.st_size > TOTAL_MAX:
-                    continue
                 data = os.read(fd, info.st_size + 1)  # one more: a file that grew since is left to git
             except OSError:
                 continue
             finally:
                 os.close(fd)
             if len(data) == info.st_size:
-                found.append(data)
+                found.append((path, data, stamp))
                 total += len(data)
     finally:
         os.close(top)
-    return found
+    return found, kept
+
+
+def _load(record: str) -> dict[bytes, bytes]:
+    try:
+        with open(record, "rb") as handle:
+            fields = handle.read().split(b"\0")
+    except OSError:
+        return {}
+    return dict(zip(fields[1::2], fields[0::2], strict=False))
+
+
+def _save(record: str, kept: dict[bytes, bytes]) -> None:
+    tmp = f"{record}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(record), exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(b"".join(b"%s\0%s\0" % (stamp, path) for path, stamp in kept.items()))
+        os.replace(tmp, record)
+    except OSError:
+        pass
 
 
 def _index(listed: list[tuple[bytes, int, int]], checksum: bytes, width: int) -> bytes:

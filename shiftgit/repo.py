@@ -235,7 +235,7 @@ class TreeBuild:
         import subprocess
 
         width = ID_WIDTH[repo.object_format]
-        argv = packs.build_command(str(repo.root), str(repo.common_dir), width, f"{self.index}.list")
+        argv = packs.build_command(str(repo.root), str(repo.git_dir), str(repo.common_dir), width)
         try:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 argv, cwd=repo.root, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -278,7 +278,6 @@ class TreeBuild:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
         self._finish()
         self.index.unlink(missing_ok=True)
-        Path(f"{self.index}.list").unlink(missing_ok=True)
 
 
 _BEGUN: list[TreeBuild] = []
