@@ -22,27 +22,39 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 TYPES = {"commit": 1, "tree": 2, "blob": 3}
-PACK_MIN = 16  # fewer new files than this: git writes them loose (a pack per small checkpoint would pile packs up)
+PACK_MIN = 64  # fewer new files than this: git writes them loose (a pack per small checkpoint would pile packs up;
+# each pack costs every object lookup a search until `git gc` joins them)
 FILE_MAX = 1 << 20  # a larger file is left to git (read whole here)
 TOTAL_MAX = 32 << 20  # what one prepack reads and holds, at most; the rest is left to git
 _SMALL = 2048  # a body under this is deflated with a window its size: zlib's full window costs ~50 us to set up
+_STORED = 256  # a body under this is stored, not deflated (`_deflated`)
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # never a symlink's target, never blocking on a FIFO
 
 
 def entry(kind: str, body: bytes) -> bytes:
-    """One whole (undeltified) object as a pack holds it: type and size header, then the deflated body."""
-    import zlib
-
+    """One whole (undeltified) object as a pack holds it: type and size header, then the body as a zlib stream."""
     out = bytearray()
     byte, size = TYPES[kind] << 4 | len(body) & 0x0F, len(body) >> 4
     while size:
         out.append(byte | 0x80)
         byte, size = size & 0x7F, size >> 7
     out.append(byte)
+    return bytes(out) + _deflated(body)
+
+
+def _deflated(body: bytes) -> bytes:
+    """BODY as a zlib stream: deflated at level 1, or under _STORED bytes kept as one stored block (deflate saves
+    next to nothing there, and setting it up costs ~20 us an object: most of prepacking a thousand small files)."""
+    import zlib
+
+    if len(body) < _STORED:
+        n = len(body)
+        return (b"\x78\x01\x01" + bytes((n & 0xFF, n >> 8, ~n & 0xFF, (~n >> 8) & 0xFF)) + body
+                + zlib.adler32(body).to_bytes(4, "big"))
     if len(body) < _SMALL:
         deflate = zlib.compressobj(1, zlib.DEFLATED, max(9, len(body).bit_length()), 4)
-        return bytes(out) + deflate.compress(body) + deflate.flush()
-    return bytes(out) + zlib.compress(body, 1)
+        return deflate.compress(body) + deflate.flush()
+    return zlib.compress(body, 1)
 
 
 def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:

@@ -38,8 +38,8 @@ def test_many_new_and_changed_files_go_in_one_pack_and_the_tree_is_gits(tmp_path
     repo.write(".gitignore", ".shift/*.lock\nbuild/\n")
     repo.write(".gitattributes", "*.up filter=upper\n")
     repo.git("config", "filter.upper.clean", "tr a-z A-Z")
-    for n in range(40):
-        repo.write(f"src/f{n}.py", f"X = {n}\n")
+    for n in range(packs.PACK_MIN + 10):
+        repo.write(f"src/f{n}.py", f"X = {n}\n" * n)  # small files stored, larger ones deflated
     repo.write("build/out.bin", "ignored\n")
     repo.write("notes.up", "lower case\n")  # git's blob is the filtered one, not the file's bytes
     repo.write("calc.py", "changed\n")
@@ -49,13 +49,14 @@ def test_many_new_and_changed_files_go_in_one_pack_and_the_tree_is_gits(tmp_path
     repo.ok("checkpoint", "--step", "many")
     point = repo.ledger("demo")["checkpoint"]
     assert len(pack_files(repo) - before) == 1
-    assert loose(repo) - loose_before < 20  # the trees, the commits, the filtered blob: not 40 blobs
+    assert loose(repo) - loose_before < 20  # the trees, the commits, the filtered blob: not a blob per file
     assert point["tree"] == git_alone(repo)
     listed = repo.git("ls-tree", "-r", "--name-only", point["snapshot"]).split()
-    assert "src/f39.py" in listed and "link" in listed and ".env" not in listed  # the secret withheld, as before
+    assert f"src/f{packs.PACK_MIN + 9}.py" in listed and "link" in listed
+    assert ".env" not in listed  # the secret withheld, as before
     assert not any(p.startswith((".shift/", "build/")) for p in listed)
     assert repo.git("cat-file", "-p", f"{point['snapshot']}:notes.up") == "LOWER CASE\n"
-    assert repo.git("cat-file", "-p", f"{point['snapshot']}:src/f7.py") == "X = 7\n"
+    assert repo.git("cat-file", "-p", f"{point['snapshot']}:src/f70.py") == "X = 70\n" * 70
     ignored = repo.git("hash-object", "build/out.bin").strip()  # an ignored file's blob: never written
     assert repo.run(["git", "cat-file", "-e", ignored]).returncode != 0
     fsck = repo.run(["git", "fsck", "--strict", "--no-dangling"])
@@ -64,17 +65,18 @@ def test_many_new_and_changed_files_go_in_one_pack_and_the_tree_is_gits(tmp_path
 
 def test_files_prepacked_once_are_not_packed_again_while_unchanged(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "again")
-    for n in range(30):
+    edited = packs.PACK_MIN + 5
+    for n in range(edited + 10):
         repo.write(f"src/f{n}.py", f"X = {n}\n")
     GitRepo.open(repo.path).worktree_tree()
     first = pack_files(repo)
     assert len(first) == 1 and (repo.path / ".git" / "shift" / packs.RECORD).exists()
-    for n in range(20):  # 20 files edited again; the real index still lists all 30 as changed
+    for n in range(edited):  # edited again; the real index still lists all of them as changed
         repo.write(f"src/f{n}.py", f"X = {n} + 1\n")
     (pack,) = pack_files(repo) - first if GitRepo.open(repo.path).worktree_tree() else set()
     verified = repo.git("verify-pack", "-v", str(repo.path / ".git" / "objects" / "pack" / pack))
-    assert sum(" blob " in line for line in verified.splitlines()) == 20
-    (repo.path / "src" / "f29.py").touch()  # a new stat, the same bytes: below PACK_MIN, left to git
+    assert sum(" blob " in line for line in verified.splitlines()) == edited
+    (repo.path / "src" / f"f{edited + 9}.py").touch()  # a new stat, the same bytes: below PACK_MIN, left to git
     assert GitRepo.open(repo.path).worktree_tree() and len(pack_files(repo)) == 2
     assert repo.run(["git", "fsck", "--strict"]).returncode == 0
 
@@ -97,13 +99,15 @@ def test_a_prepacked_pack_verifies_in_sha1_and_sha256_repositories(tmp_path: Pat
         for n in range(packs.PACK_MIN + 2):
             repo.write(f"f{n}.txt", f"{n}\n" * n)  # an empty file, and the same bytes twice below
         repo.write("again.txt", "1\n")
-        names = [f"f{n}.txt".encode() for n in range(packs.PACK_MIN + 2)] + [b"again.txt", b"missing.txt"]
+        repo.write("big.txt", "".join(f"line {n}\n" for n in range(2000)))  # deflated whole, not stored
+        names = [f"f{n}.txt".encode() for n in range(packs.PACK_MIN + 2)] + [b"again.txt", b"missing.txt", b"big.txt"]
         ids = packs.prepack(str(repo.path), str(repo.path / ".git" / "objects"), names, width)
-        assert ids == {repo.git("hash-object", f"f{n}.txt").strip() for n in range(packs.PACK_MIN + 2)}
+        assert ids == {repo.git("hash-object", name).strip() for name in [*(n.decode() for n in names[:-3]), "big.txt"]}
         (pack,) = (repo.path / ".git" / "objects" / "pack").glob("*.pack")
         verified = repo.git("verify-pack", "-v", str(pack))
         assert all(oid in verified for oid in ids)
         assert repo.git("cat-file", "-p", repo.git("hash-object", "f3.txt").strip()) == "3\n3\n3\n"
+        assert repo.git("cat-file", "-p", repo.git("hash-object", "big.txt").strip()) == repo.read("big.txt")
 
 
 def test_a_shared_repository_or_another_object_directory_is_not_prepacked(repo: Repo, monkeypatch) -> None:
