@@ -65,13 +65,19 @@ def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
 
 
 # The work tree's tree (repo.TreeBuild), built in the private index GIT_INDEX_FILE names: `.shift/` dropped from it
-# while `ls-files` lists the changed and new files into the packer (`main`: the arguments, when given); `git add -A`;
-# `git write-tree`, whose tree is the output. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
+# while `ls-files` lists the changed and new files into "$GIT_INDEX_FILE.list" for the packer (`main`: the
+# arguments, when given), started only when the listing is long enough to name PACK_MIN files (LISTED bytes: a
+# Python start saved at every small checkpoint); `git add -A`; `git write-tree`, whose tree is the output. The
+# listing is removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
 DROP = ("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", ":/.shift")
 ADD = ("add", "-A", "--", ":/", ":(top,exclude).shift")
 LIST = ("ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--", ":/", ":(top,exclude).shift")
+LISTED = PACK_MIN * 8  # 8 bytes an entry: "C ", a path of 5, the NUL
 BUILD = f"""git {" ".join(f"'{a}'" for a in DROP)} &
-if [ $# -gt 0 ]; then git {" ".join(f"'{a}'" for a in LIST)} 2>/dev/null | "$@" >/dev/null 2>&1; fi
+if [ $# -gt 0 ]; then
+  git {" ".join(f"'{a}'" for a in LIST)} >"$GIT_INDEX_FILE.list" 2>/dev/null
+  if [ "$(wc -c <"$GIT_INDEX_FILE.list")" -ge {LISTED} ]; then "$@" <"$GIT_INDEX_FILE.list" >/dev/null 2>&1; fi
+fi
 wait $! || exit 90
 git {" ".join(f"'{a}'" for a in ADD)} >/dev/null || exit 91
 exec git write-tree

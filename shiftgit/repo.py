@@ -278,6 +278,7 @@ class TreeBuild:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
         self._finish()
         self.index.unlink(missing_ok=True)
+        Path(f"{self.index}.list").unlink(missing_ok=True)  # `ls-files`' (packs.BUILD)
 
 
 _BEGUN: list[TreeBuild] = []

@@ -127,5 +127,5 @@ def test_the_build_leaves_no_listing_or_index_behind(repo: Repo) -> None:
     build = GitRepo.open(repo.path).start_worktree_tree()
     tree = build.result()
     assert "new" in repo.git("ls-tree", "--name-only", tree).split()
-    assert not build.index.exists()
+    assert not build.index.exists() and not Path(f"{build.index}.list").exists()
     assert not [name for name in os.listdir(repo.path / ".git" / "objects" / "pack") if name.startswith("tmp_")]
