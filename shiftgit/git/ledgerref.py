@@ -18,7 +18,7 @@ from shiftgit.repo import Repo
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
+    from typing import NamedTuple
 
     from shiftgit.git.shiftrefs import Writer
 else:
@@ -140,36 +140,19 @@ def claim_commit(repo: Repo, run: str, data: bytes, clone: str | None, parents: 
     return repo.commit_tree(tree, parents, message)
 
 
-def listing(repo: Repo, *also: str, started: Any = None) -> str:
+def listing(repo: Repo, *also: str) -> str:
     """One `for-each-ref` of the ledger refs and every ref under refs/shift-remote/, and of the refs ALSO names:
     what `tips` reads, and `names` (a report that needs both asks git once). Without the subprocess module: an
-    agent's session start asks git nothing else that needs it (notestree.run_git). STARTED: that process, begun
-    by `start_listing` (its answer is read here)."""
+    agent's session start asks git nothing else that needs it (notestree.run_git)."""
     import os
 
-    from shiftgit.git.notestree import Completed, run_git
+    from shiftgit.git.notestree import run_git
 
-    argv = _listing_argv(also)
-    if started is None:
-        proc = run_git(repo.root, dict(os.environ), argv)
-    else:
-        proc = Completed(*rawgit.communicate(started, None))
+    argv = ["for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING, *also]
+    proc = run_git(repo.root, dict(os.environ), argv)
     if proc.returncode != 0:
         raise GitError(argv, proc.stderr.decode("utf-8", "replace"))
     return proc.stdout.decode("utf-8", "surrogateescape")
-
-
-def start_listing(repo: Repo, *also: str) -> Any:
-    """`listing`'s git process begun, to work while the caller reads files (`status`); `listing(started=)` ends it."""
-    import os
-
-    from shiftgit.git.notestree import start_git
-
-    return start_git(repo.root, dict(os.environ), _listing_argv(also))
-
-
-def _listing_argv(also: tuple[str, ...]) -> list[str]:
-    return ["for-each-ref", f"--format={TIP_FORMAT}", LEDGERS, TRACKING, *also]
 
 
 def names(out: str) -> set[str]:

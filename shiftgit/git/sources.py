@@ -78,19 +78,18 @@ def candidates(store: Store, run: str) -> list[Source]:
 
 
 def collect(store: Store, runs: list[str], listing: str | None = None,
-            working: dict[str, bytes | None] | None = None, tree: Any = None) -> dict[str, list[Source]]:
+            working: dict[str, bytes | None] | None = None) -> dict[str, list[Source]]:
     """The records of many runs at once (WORKING: their ledger files' bytes, when the caller read them with
     `Store.ledger_files`): one `for-each-ref` (or what `ledgerref.listing` gave: LISTING) and one
     `cat-file --batch` in all (HEAD's ledger of each run and every published one); for more than _LISTED runs, one
-    `ls-tree` first (TREE: begun by `start_tree`), and the cat-file only when a committed ledger differs from the
-    work tree's or a run was published."""
+    `ls-tree` first, and the cat-file only when a committed ledger differs from the work tree's or a run was
+    published."""
     repo = store.repo
     tips = ledgerref.tips(repo, listing)
     wanted = [(run, tips.get(run, [])) for run in runs]
     working = store.ledger_files(runs) if working is None else working
     at_head = [f"HEAD:{ledger_path(validate_run_id(run))}" for run in runs] if len(runs) <= _LISTED else []
-    listed = rawgit.communicate(tree, None)[1].decode("utf-8", "surrogateescape") if tree is not None else None
-    blobs = _committed_blobs(repo, runs, working, listed) if not at_head else {}
+    blobs = _committed_blobs(repo, runs, working) if not at_head else {}
     same = {run: _same_blob(working[run], blob) for run, blob in blobs.items()}
     names = [*at_head, *(blobs[run] for run in runs if run in blobs and not same[run])]
     names += [f"{tip.commit}:{ledgerref.FILE}" for _, found in wanted for tip in found]
@@ -113,38 +112,18 @@ def collect(store: Store, runs: list[str], listing: str | None = None,
     return out
 
 
-def start_tree(store: Store) -> Any:
-    """The `ls-tree` of HEAD's runs directory `collect` reads for more than _LISTED runs, begun while the caller
-    reads the ledger files (`status`); None when the work tree holds fewer (then `collect` asks by path)."""
-    import os
-
-    from shiftgit.git.notestree import start_git
-
-    try:
-        with os.scandir(store.repo.root / RUNS) as entries:
-            if sum(1 for _ in entries) <= _LISTED:
-                return None
-    except OSError:
-        return None
-    return start_git(store.repo.root, dict(os.environ), _RUNS_TREE)
-
-
-_RUNS_TREE = ["ls-tree", "--full-tree", "-z", "HEAD", "--", f"{RUNS}/"]
-
-
-def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | None],
-                     listed: str | None = None) -> dict[str, str]:
+def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | None]) -> dict[str, str]:
     """Each run's ledger blob id as HEAD commits it (a run HEAD lacks is not in it), with one `ls-tree` of
     the runs directory: a run directory whose tree id is the one a tree holding only this work tree's
     ledger file would have holds exactly that file (its blob id is the working file's); any other is
-    looked up by path, once for all of them. LISTED: that `ls-tree`'s output, when `start_tree` began it."""
+    looked up by path, once for all of them."""
     if not runs:
         return {}
     paths = {ledger_path(validate_run_id(run)): run for run in runs}
     found: dict[str, str] = {}
     rest = list(paths)
     if len(runs) > _LISTED:
-        out = repo.git(*_RUNS_TREE, check=False) if listed is None else listed  # no HEAD: none
+        out = repo.git("ls-tree", "--full-tree", "-z", "HEAD", "--", f"{RUNS}/", check=False)  # no HEAD: none
         trees = {}
         for entry in out.split("\0"):
             meta, _, path = entry.partition("\t")

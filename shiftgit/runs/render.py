@@ -23,18 +23,16 @@ def status_report(store: Store) -> dict[str, Any]:
     """Every run; one whose ledger cannot be read is listed with its `error`, the others as usual."""
     from shiftgit.git import ledgerref
     from shiftgit.git.notes import NOTES_REF
-    from shiftgit.git.sources import collect, pick, start_tree
+    from shiftgit.git.sources import collect, pick
     from shiftgit.ledger.store import ARCHIVE_REF
     from shiftgit.runs.overview import row
 
     runs: list[dict[str, Any]] = []
-    started = ledgerref.start_listing(store.repo, ARCHIVE_REF, NOTES_REF)  # git answers while the files are read
-    tree = start_tree(store)
     working = store.ledger_files()  # every run's file: one directory listing, one open each
     run_ids = list(working)
-    listing = ledgerref.listing(store.repo, ARCHIVE_REF, NOTES_REF, started=started)  # ledger refs, archive, notes
+    listing = ledgerref.listing(store.repo, ARCHIVE_REF, NOTES_REF)  # one git process: ledger refs, archive, notes
     refs = ledgerref.names(listing)
-    records = collect(store, run_ids, listing, working, tree)  # the newest record of each run (git/sources.py)
+    records = collect(store, run_ids, listing, working)  # the newest record of each run (git/sources.py)
     for run in run_ids:
         found = records.get(run, [])
         here = next((source for source in found if source.kind != "published"), None)  # the file, read there
