@@ -6,12 +6,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from shiftgit import packs
 from shiftgit.errors import GitError, UsageError
 from shiftgit.textsafe import path_text
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    import subprocess
     from typing import NamedTuple
 else:
     from shiftgit.tuples import NamedTuple
@@ -223,9 +223,12 @@ class Repo(NamedTuple):
 
 
 class TreeBuild:
-    """A `Repo.worktree_tree` under way: `git add -A` running in a private copy of the index."""
+    """A `Repo.worktree_tree` under way in a private copy of the index, by one `sh` (shiftgit/packs.py: BUILD):
+    `.shift/` dropped while `ls-files` lists the changed and new files, their blobs packed when many, `git add -A`,
+    `git write-tree`. A process, not a thread: no git step waits for this interpreter's lock while the caller
+    imports its code."""
 
-    ADD = ("add", "-A", "--", ":/")
+    ADD, DROP = packs.ADD, packs.DROP
     started = 0  # builds this process began: each has its own index file
 
     def __init__(self, repo: Repo) -> None:
@@ -238,37 +241,32 @@ class TreeBuild:
         self.env = clean_env(GIT_INDEX_FILE=str(self.index))
         import subprocess
 
+        width = ID_WIDTH[repo.object_format]
+        argv = packs.build_command(str(repo.root), str(repo.git_dir), str(repo.common_dir), width)
         try:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                ["git", *self.ADD], cwd=repo.root, env=self.env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                argv, cwd=repo.root, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE)
         except BaseException:
             self.index.unlink(missing_ok=True)
             raise
-        import threading
+        self._done: tuple[str, BaseException | None] | None = None
 
-        self._done: tuple[str, BaseException | None] = ("", None)
-        # The rest (`.shift/` dropped, the tree written: two more git processes) goes on in a thread as soon as
-        # `git add` is done, while the caller loads its code: `result` finds the tree written.
-        self._thread = threading.Thread(target=self._finish, name="shiftgit-worktree-tree", daemon=True)
-        self._thread.start()
-
-    def _finish(self) -> None:
-        try:
-            code, err = self._wait()
-            if code != 0:
-                raise GitError(list(self.ADD), err.decode("utf-8", "replace"))
-            self.repo.git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=self.env)
-            self._done = (self.repo.git("write-tree", env=self.env).strip(), None)
-        except BaseException as exc:  # raised by `result`, in the caller's thread
-            self._done = ("", exc)
+    def _finish(self) -> tuple[str, BaseException | None]:
+        if self._done is None:
+            proc, self.proc = self.proc, None
+            out, err = proc.communicate() if proc is not None else (b"", b"")
+            tree = out.decode("ascii", "replace").strip()
+            code = proc.returncode if proc is not None else 1
+            failed = {90: list(self.DROP), 91: list(self.ADD)}.get(code, ["write-tree"])
+            self._done = (tree, None) if code == 0 and tree else ("", GitError(failed, err.decode("utf-8", "replace")))
+        return self._done
 
     def result(self, keep: str | None = None) -> str:
         """The tree (raises GitError as `worktree_tree` did); the private index is gone afterwards, or renamed
         to `keep` (git/worktreecache.py)."""
         try:
-            self._thread.join()
-            tree, error = self._done
+            tree, error = self._finish()
             if error is not None:
                 raise error
             if keep is not None:
@@ -285,15 +283,9 @@ class TreeBuild:
 
     def close(self) -> None:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
-        self._thread.join()
+        self._finish()
         self.index.unlink(missing_ok=True)
-
-    def _wait(self) -> tuple[int, bytes]:
-        if self.proc is None:
-            return 0, b""
-        proc, self.proc = self.proc, None
-        _, err = proc.communicate()
-        return proc.returncode, err
+        Path(f"{self.index}.list").unlink(missing_ok=True)  # `ls-files`' (packs.BUILD)
 
 
 _BEGUN: list[TreeBuild] = []

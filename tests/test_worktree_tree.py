@@ -1,5 +1,5 @@
-"""`Repo.start_worktree_tree`: `git add` in a private index, then `.shift/` dropped and the tree written, in a
-thread while the caller goes on; `result` gives the tree or raises git's error, and the index is gone after."""
+"""`Repo.start_worktree_tree`: `.shift/` dropped from a private index, `git add`, the tree written, by one process
+while the caller goes on; `result` gives the tree or raises git's error, and the index is gone after."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from conftest import Repo
 
 from shiftgit.errors import GitError
 from shiftgit.repo import Repo as GitRepo
+from shiftgit.repo import TreeBuild
 
 
 def test_the_tree_of_the_work_tree_without_shift(repo: Repo) -> None:
@@ -28,7 +29,7 @@ def test_a_failing_git_add_is_raised_by_result_and_the_index_removed(repo: Repo)
     build = opened.start_worktree_tree()
     with pytest.raises(GitError) as failed:
         build.result()
-    assert failed.value.argv == ["add", "-A", "--", ":/"]
+    assert failed.value.argv == list(TreeBuild.DROP)  # the first step that writes the index
     assert not build.index.exists()
     build.close()  # again: nothing left to do
 

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 TREE = "40000"  # a subtree's mode, as git stores it
-_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
 
 Tree = dict[str, tuple[str, str]]  # name -> (mode as git stores it, object id)
 
@@ -76,14 +75,9 @@ def _id_of(framed: bytes, width: int) -> str:
 
 def pack(objects: list[tuple[str, bytes]], width: int) -> bytes:
     """A version-2 pack of whole objects, with its trailing checksum, for `git unpack-objects`."""
-    import zlib
+    from shiftgit.packs import entry, pack_bytes
 
-    parts = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
-    for kind, body in objects:
-        parts += [_pack_header(_PACK_TYPES[kind], len(body)), zlib.compress(body, 1)]
-    data = b"".join(parts)
-    checksum: bytes = hasher(width, len(data))(data).digest()
-    return data + checksum
+    return pack_bytes([entry(kind, body) for kind, body in objects], len(objects), width)
 
 
 def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]],
@@ -144,16 +138,6 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
             os.rename(tmp, target)
             continue
         os.unlink(tmp)
-
-
-def _pack_header(code: int, size: int) -> bytes:
-    out = bytearray()
-    byte, size = code << 4 | size & 0x0F, size >> 4
-    while size:
-        out.append(byte | 0x80)
-        byte, size = size & 0x7F, size >> 7
-    out.append(byte)
-    return bytes(out)
 
 
 # -- git processes without the subprocess module ----------------------------------------------------

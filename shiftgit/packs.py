@@ -1,0 +1,256 @@
+"""Git packs written by Python: objects as one pack file and its index, not one loose file per object.
+
+`git add` of 1,000 changed files writes 1,000 loose objects: a temporary file, a link and an unlink each, most of
+its time. `prepack` writes the blobs of the changed files it is given as one pack (and its `.idx`) into the object
+store first, fsynced and renamed into place as git's own packs are; `git add` then finds each object there and
+only hashes the file (`TreeBuild`). It is a head start, never the record: git hashes every file itself, with its
+filters, and writes loose whatever the pack does not hold (a file a clean filter or end-of-line rule changes, or
+one edited meanwhile; its prepacked blob is then an unused object, as any blob `git add` writes and a later add
+replaces). `rawgit.pack` builds the packs `unpack-objects` reads with `entry` too.
+
+Stdlib os, zlib and the sha modules only (the commit path imports `entry`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from shiftgit.digests import hasher
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+TYPES = {"commit": 1, "tree": 2, "blob": 3}
+PACK_MIN = 64  # fewer new files than this: git writes them loose (a pack per small checkpoint would pile packs up;
+# each pack costs every object lookup a search until `git gc` joins them)
+FILE_MAX = 1 << 20  # a larger file is left to git (read whole here)
+TOTAL_MAX = 32 << 20  # what one prepack reads and holds, at most; the rest is left to git
+_SMALL = 2048  # a body under this is deflated with a window its size: zlib's full window costs ~50 us to set up
+_STORED = 256  # a body under this is stored, not deflated (`_deflated`)
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # never a symlink's target, never blocking on a FIFO
+
+
+def entry(kind: str, body: bytes) -> bytes:
+    """One whole (undeltified) object as a pack holds it: type and size header, then the body as a zlib stream."""
+    out = bytearray()
+    byte, size = TYPES[kind] << 4 | len(body) & 0x0F, len(body) >> 4
+    while size:
+        out.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    out.append(byte)
+    return bytes(out) + _deflated(body)
+
+
+def _deflated(body: bytes) -> bytes:
+    """BODY as a zlib stream: deflated at level 1, or under _STORED bytes kept as one stored block (deflate saves
+    next to nothing there, and setting it up costs ~20 us an object: most of prepacking a thousand small files)."""
+    import zlib
+
+    if len(body) < _STORED:
+        n = len(body)
+        return (b"\x78\x01\x01" + bytes((n & 0xFF, n >> 8, ~n & 0xFF, (~n >> 8) & 0xFF)) + body
+                + zlib.adler32(body).to_bytes(4, "big"))
+    if len(body) < _SMALL:
+        deflate = zlib.compressobj(1, zlib.DEFLATED, max(9, len(body).bit_length()), 4)
+        return deflate.compress(body) + deflate.flush()
+    return zlib.compress(body, 1)
+
+
+def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
+    """A version-2 pack of COUNT ENTRIES (`entry`'s), with its trailing checksum."""
+    data = b"".join([b"PACK", (2).to_bytes(4, "big"), count.to_bytes(4, "big"), *entries])
+    checksum: bytes = hasher(width, len(data))(data).digest()
+    return data + checksum
+
+
+# The work tree's tree (repo.TreeBuild), built in the private index GIT_INDEX_FILE names: `.shift/` dropped from it
+# while `ls-files` lists the changed and new files into "$GIT_INDEX_FILE.list" for the packer (`main`: the
+# arguments, when given), started only when the listing is long enough to name PACK_MIN files (LISTED bytes: a
+# Python start saved at every small checkpoint); `git add -A`; `git write-tree`, whose tree is the output. The
+# listing is removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
+DROP = ("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", ":/.shift")
+ADD = ("add", "-A", "--", ":/", ":(top,exclude).shift")
+LIST = ("ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--", ":/", ":(top,exclude).shift")
+LISTED = PACK_MIN * 8  # 8 bytes an entry: "C ", a path of 5, the NUL
+BUILD = f"""git {" ".join(f"'{a}'" for a in DROP)} &
+if [ $# -gt 0 ]; then
+  git {" ".join(f"'{a}'" for a in LIST)} >"$GIT_INDEX_FILE.list" 2>/dev/null
+  if [ "$(wc -c <"$GIT_INDEX_FILE.list")" -ge {LISTED} ]; then "$@" <"$GIT_INDEX_FILE.list" >/dev/null 2>&1; fi
+fi
+wait $! || exit 90
+git {" ".join(f"'{a}'" for a in ADD)} >/dev/null || exit 91
+exec git write-tree
+"""
+RECORD = "prepacked"  # in <git-dir>/shift/: the files the last prepack found in the store, by their stat
+
+
+def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[str]:
+    """The `sh` that builds the work tree's tree (BUILD), with the packer when the object store is shiftgit's to
+    write (`allowed`). The packer is a process (`python -S`, stdlib only, ~15 ms to start), not a thread: reading a
+    thousand files is thousands of short system calls, and in a thread each must win the interpreter lock back
+    while the caller's thread imports its code (150 ms, not 50, so)."""
+    import sys
+
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from shiftgit.packs import main; main(sys.argv[2:])"
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
+    packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
+              os.path.join(git_dir, "shift", RECORD)]
+    return ["sh", "-c", BUILD, "sh", *(packer if allowed(common_dir) else [])]
+
+
+def main(args: list[str]) -> None:
+    """The packer (`build_command`): ARGS are the work tree, the object directory, the id width and the record;
+    the listing on stdin. Silent: a failure only leaves the files to `git add`."""
+    import sys
+
+    paths = [name[2:] for name in sys.stdin.buffer.read().split(b"\0") if name[:2] in (b"C ", b"? ")]
+    if len(paths) >= PACK_MIN:
+        try:
+            prepack(args[0], args[1], paths, int(args[2]), args[3])
+        except OSError:
+            pass  # a full disk, a read-only store: `git add` writes them (or says why it cannot)
+
+
+def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record: str | None = None) -> set[str]:
+    """The blobs of the regular files at PATHS (relative to ROOT) written as one pack into OBJECTS (the object
+    directory), when there are PACK_MIN or more; returns their ids. A file that cannot be read, a symlink, a
+    directory, one over FILE_MAX: left to git.
+
+    RECORD (a file): the paths whose blobs the last prepack left in the store, with their stat then. A file still
+    so is not read again: `ls-files` lists every file that differs from the index, and the copy of the index a
+    build starts from is the real one, which a checkpoint does not refresh (without it, each checkpoint would pack
+    again every file changed since the last commit). Wrong or lost, it only costs `git add` a loose object."""
+    known = _load(record) if record else {}
+    read, kept = _read(root, paths, known)
+    found: set[str] = set()
+    if len(read) < PACK_MIN:
+        return found
+    listed: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset) of each object in the pack
+    parts: list[bytes] = []
+    offset = 12
+    import zlib
+
+    for path, data, stamp in read:
+        kept[path] = stamp
+        oid = hasher(width, len(data) + 32)(b"blob %d\0%s" % (len(data), data))
+        key = oid.hexdigest()
+        if key in found:
+            continue
+        found.add(key)
+        packed = entry("blob", data)
+        listed.append((oid.digest(), zlib.crc32(packed), offset))
+        parts.append(packed)
+        offset += len(packed)
+    pack = pack_bytes(parts, len(listed), width)
+    checksum = pack[-(width // 2):]
+    _install(objects, pack, _index(listed, checksum, width), checksum)
+    if record:
+        _save(record, kept)
+    return found
+
+
+def _read(root: str, paths: Iterable[bytes], known: dict[bytes, bytes]
+          ) -> tuple[list[tuple[bytes, bytes, bytes]], dict[bytes, bytes]]:
+    """(path, bytes, stat) of each regular file to pack, and path -> stat of those KNOWN still holds as it was."""
+    import stat
+
+    found: list[tuple[bytes, bytes, bytes]] = []
+    kept: dict[bytes, bytes] = {}
+    total = 0
+    top = os.open(root, os.O_RDONLY)
+    try:
+        for path in paths:
+            try:
+                info = os.stat(path, dir_fd=top, follow_symlinks=False)
+            except OSError:
+                continue
+            stamp = b"%d:%d:%d:%d" % (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            if known.get(path) == stamp:
+                kept[path] = stamp
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_MAX or total + info.st_size > TOTAL_MAX:
+                continue
+            try:
+                fd = os.open(path, _OPEN, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                data = os.read(fd, info.st_size + 1)  # one more: a file that grew since is left to git
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+            if len(data) == info.st_size:
+                found.append((path, data, stamp))
+                total += len(data)
+    finally:
+        os.close(top)
+    return found, kept
+
+
+def _load(record: str) -> dict[bytes, bytes]:
+    try:
+        with open(record, "rb") as handle:
+            fields = handle.read().split(b"\0")
+    except OSError:
+        return {}
+    return dict(zip(fields[1::2], fields[0::2], strict=False))
+
+
+def _save(record: str, kept: dict[bytes, bytes]) -> None:
+    tmp = f"{record}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(record), exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(b"".join(b"%s\0%s\0" % (stamp, path) for path, stamp in kept.items()))
+        os.replace(tmp, record)
+    except OSError:
+        pass
+
+
+def _index(listed: list[tuple[bytes, int, int]], checksum: bytes, width: int) -> bytes:
+    """The version-2 `.idx` of a pack under 2 GiB: fan-out, sorted ids, CRCs, offsets, the pack's checksum, its own."""
+    listed = sorted(listed)
+    fanout = [0] * 256
+    for oid, _, _ in listed:
+        fanout[oid[0]] += 1
+    for i in range(1, 256):
+        fanout[i] += fanout[i - 1]
+    words = b"".join(n.to_bytes(4, "big") for n in fanout)
+    data = b"".join([b"\377tOc", (2).to_bytes(4, "big"), words, *(oid for oid, _, _ in listed),
+                     *(crc.to_bytes(4, "big") for _, crc, _ in listed),
+                     *(at.to_bytes(4, "big") for _, _, at in listed), checksum])
+    own: bytes = hasher(width, len(data))(data).digest()
+    return data + own
+
+
+def _install(objects: str, pack: bytes, index: bytes, checksum: bytes) -> None:
+    """The pack, then its index (git reads a pack only once its index is there), each written to a temporary file,
+    fsynced and renamed into place: as durable as git's own packs. Named by the pack's checksum, as git names them."""
+    folder = os.path.join(objects, "pack")
+    os.makedirs(folder, exist_ok=True)
+    name = os.path.join(folder, f"pack-{checksum.hex()}")
+    for suffix, data in ((".pack", pack), (".idx", index)):
+        tmp = os.path.join(folder, f"tmp_shiftgit_{os.getpid()}_{checksum.hex()[:12]}{suffix}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name + suffix)
+
+
+def allowed(common_dir: str) -> bool:
+    """Whether `prepack` may write into this repository's object store: not one named elsewhere by the environment,
+    nor a shared one (`core.sharedRepository`: git sets its files' permissions for the group)."""
+    if any(os.environ.get(name) for name in ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH")):
+        return False
+    try:
+        with open(os.path.join(common_dir, "config"), "rb") as handle:
+            return b"sharedrepository" not in handle.read().lower()
+    except OSError:
+        return False
