@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from shiftgit.errors import GitError
-from shiftgit.git import rawgit
+from shiftgit.git import headref, rawgit
 from shiftgit.git.notestree import CatFile
 from shiftgit.repo import Repo, clean_env
 
@@ -108,6 +108,30 @@ def tip(repo: Repo, ref: str, name: str) -> Tip:
         return Tip(None, None, None)
     message = commit[2].split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in commit[2] else ""
     return Tip(commit[0], message, found[2] if found else None)
+
+
+def file_id(repo: Repo, ref: str, name: str, width: int) -> tuple[str | None, str | None] | None:
+    """The ref's commit and the id of file `name` in its tree (None for what is missing), read from the git dir's
+    files (git/headref.py; the commit and tree as loose objects, as `save` writes them) without a git process;
+    None when the files do not settle it (reftable, packed objects, objects elsewhere): `tip` asks git then."""
+    common = str(repo.common_dir)
+    commit = headref.read_ref(common, ref)
+    if commit is None:
+        return None, None
+    if commit == headref.ASK_GIT or len(commit) != width or any(os.environ.get(v) for v in rawgit.OBJECT_VARS):
+        return None
+    objects = os.path.join(common, "objects")
+    found = rawgit.read_loose(objects, commit)
+    if found is None or found[0] != "commit" or not found[1].startswith(b"tree "):
+        return None
+    tree = rawgit.read_loose(objects, found[1][5:5 + width].decode("ascii", "replace"))
+    if tree is None or tree[0] != "tree":
+        return None
+    try:
+        entry = rawgit.parse_tree(tree[1], width).get(name)
+    except ValueError:
+        return None
+    return commit, entry[1] if entry is not None and entry[0] == "100644" else None
 
 
 def read(repo: Repo, ref: str, name: str) -> bytes | None:
