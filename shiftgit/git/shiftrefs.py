@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping
 
 from shiftgit.errors import GitError
 from shiftgit.git import headref, rawgit
-from shiftgit.git.notestree import CatFile
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -110,6 +109,8 @@ def _writer(out: bytes) -> Writer | None:
 
 def tip(repo: Repo, ref: str, name: str) -> Tip:
     """The ref's commit, its message and the bytes of file `name` in it, in one git process."""
+    from shiftgit.git.notestree import CatFile  # a context save reads the tip from files (`file_id`) first
+
     with CatFile(repo.root, clean_env()) as cat:
         commit, found = cat.get([ref, f"{ref}:{name}"])
     if commit is None or commit[1] != "commit":
