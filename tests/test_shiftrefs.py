@@ -125,3 +125,21 @@ def test_settings_that_ask_more_of_update_ref_leave_the_move_to_git(repo: Repo, 
     assert repo.git("rev-parse", "refs/shift/context/demo").strip() == saved.commit
     if setting[0] == "core.logAllRefUpdates":
         assert (repo.path / ".git" / "logs" / "refs" / "shift" / "context" / "demo").exists()
+
+
+def test_a_reference_transaction_hook_or_a_reflog_leaves_the_move_to_git(repo: Repo) -> None:
+    git = GitRepo.open(repo.path)
+    common, ref = str(git.common_dir), "refs/shift/context/demo"
+    hook = repo.path / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\ncat >> \"$(git rev-parse --git-dir)/transactions.txt\"\n")
+    hook.chmod(0o755)
+    assert shiftrefs._swap_in_files(common, ref, "1" * 40, None) is None
+    by = shiftrefs.writer(git)
+    saved = shiftrefs.save(git, ref, FILES, MESSAGE, previous="", by=by)
+    assert saved.commit in (repo.path / ".git" / "transactions.txt").read_text()  # git ran the hook
+    hook.unlink()
+    log = repo.path / ".git" / "logs" / ref
+    log.parent.mkdir(parents=True)
+    log.write_text("")
+    assert shiftrefs._swap_in_files(common, ref, "1" * 40, saved.commit) is None

@@ -5,9 +5,11 @@ and for kept check outputs (`refs/shift/outputs/<run>`, each save adds a file to
 Nothing here touches HEAD, the index or the working tree. The ref moves compare-and-swap: a concurrent
 save (another worktree, `sync`) makes this one start again from the new tip instead of losing either.
 `sync` carries every `refs/shift/` ref. A save with a `Writer` (`writer`: one `git var -l`, which a caller
-runs beside other work) builds the blob, tree and commit itself and writes them with one `unpack-objects`,
-then moves the ref with one `update-ref`: two git processes, where `hash-object`, `mktree`, `commit-tree`
-and `update-ref` are four (an agent's pre-compact hook waits for this save). Without a writer (the user
+runs beside other work) builds the blob, tree and commit itself, writes them loose (or with one
+`unpack-objects`: rawgit.store_objects) and moves the ref as git's files backend does, lock file and rename
+(`_swap_in_files`; one `update-ref` where a setting asks git for more): no git process beyond `git var`, where
+`hash-object`, `mktree`, `commit-tree` and `update-ref` are four (an agent's pre-compact hook waits for this
+save; `file_id` reads the tip it compares with from the files too). Without a writer (the user
 signs commits, sets a commit encoding or has no explicit identity: `commit-tree` knows what to do then),
 or when that way fails or loses the swap, the plain plumbing does it. (Not `git fast-import`: measured
 here, one fast-import writing a pack costs more than the four small commands.)
