@@ -70,6 +70,12 @@ def test_saves_are_commits_on_the_runs_ref_each_the_child_of_the_previous(record
     assert recorded.git("status", "--porcelain").strip() == "M calc.py" or "calc.py" in recorded.git("status")
     shown = recorded.json("context", "show")
     assert shown["commit"] == second and "TURN-MARK-012" in shown["text"] and shown["entries"] > 0
+    recorded.git("gc", "-q")  # refs and objects packed: git reads the tip, the same text is still seen
+    again = recorded.ok("context", "save", "demo", "--from", str(transcript))
+    assert "unchanged" in again.stdout and recorded.git("rev-parse", REF).strip() == second
+    tf.claude(transcript, 14)
+    recorded.ok("context", "save", "demo", "--from", str(transcript))
+    assert recorded.git("rev-parse", f"{REF}^").strip() == second
 
 
 @pytest.mark.parametrize("content", ["[10:02] USER: fix sub()\n" * 40, "", "{}\n", '{"type": "note"}\n' * 5,

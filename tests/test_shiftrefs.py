@@ -78,3 +78,68 @@ def test_no_explicit_identity_leaves_the_commit_to_git(tmp_path: Path, monkeypat
     subprocess.run(["git", "-C", str(tmp_path / "anon"), "config", "user.email", "ada@example.com"], check=True)
     by = shiftrefs.writer(GitRepo.open(tmp_path / "anon"))
     assert by is not None and by.author.startswith(b"Ada <ada@example.com> ")
+
+
+def test_the_tip_read_from_files_is_what_git_says_and_git_is_asked_when_packed(repo: Repo) -> None:
+    git = GitRepo.open(repo.path)
+    by = shiftrefs.writer(git)
+    assert by is not None
+    ref = "refs/shift/context/demo"
+    assert shiftrefs.file_id(git, ref, "context.md", by.width) == (None, None)
+    saved = shiftrefs.save(git, ref, FILES, MESSAGE, previous="", by=by)
+    blob = repo.git("rev-parse", f"{ref}:context.md").strip()
+    assert shiftrefs.file_id(git, ref, "context.md", by.width) == (saved.commit, blob)
+    assert shiftrefs.file_id(git, ref, "other.md", by.width) == (saved.commit, None)
+    repo.git("gc", "-q")  # refs and objects packed: the files do not say
+    assert shiftrefs.file_id(git, ref, "context.md", by.width) is None
+    assert shiftrefs.tip(git, ref, "context.md").commit == saved.commit
+
+
+def test_a_ref_moved_in_files_is_what_update_ref_makes_and_respects_its_lock(repo: Repo) -> None:
+    git = GitRepo.open(repo.path)
+    by = shiftrefs.writer(git)
+    assert by is not None and by.plain_refs
+    ref = "refs/shift/context/demo"
+    first = shiftrefs.save(git, ref, FILES, MESSAGE, previous="", by=by)
+    assert (repo.path / ".git" / ref).read_text() == first.commit + "\n"
+    repo.git("pack-refs", "--all")  # the old value in packed-refs only: still checked
+    common = str(git.common_dir)
+    assert shiftrefs._swap_in_files(common, ref, "1" * 40, "2" * 40) is False
+    lock = repo.path / ".git" / f"{ref}.lock"
+    lock.write_text("")  # git's update-ref holds it
+    assert shiftrefs._swap_in_files(common, ref, "1" * 40, first.commit) is False
+    assert lock.exists()  # not ours to remove
+    lock.unlink()
+    second = shiftrefs.save(git, ref, {"context.md": b"second\n"}, MESSAGE, previous=first.commit, by=by)
+    assert repo.git("rev-parse", ref).strip() == second.commit
+    assert repo.git("fsck", "--no-dangling").strip() == ""
+    assert not list((repo.path / ".git" / "refs" / "shift" / "context").glob("*.lock"))
+
+
+@pytest.mark.parametrize("setting", [("core.hooksPath", "hooks-elsewhere"), ("core.logAllRefUpdates", "always")])
+def test_settings_that_ask_more_of_update_ref_leave_the_move_to_git(repo: Repo, setting: tuple[str, str]) -> None:
+    repo.git("config", *setting)
+    by = shiftrefs.writer(GitRepo.open(repo.path))
+    assert by is not None and not by.plain_refs
+    saved = shiftrefs.save(GitRepo.open(repo.path), "refs/shift/context/demo", FILES, MESSAGE, previous="", by=by)
+    assert repo.git("rev-parse", "refs/shift/context/demo").strip() == saved.commit
+    if setting[0] == "core.logAllRefUpdates":
+        assert (repo.path / ".git" / "logs" / "refs" / "shift" / "context" / "demo").exists()
+
+
+def test_a_reference_transaction_hook_or_a_reflog_leaves_the_move_to_git(repo: Repo) -> None:
+    git = GitRepo.open(repo.path)
+    common, ref = str(git.common_dir), "refs/shift/context/demo"
+    hook = repo.path / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\ncat >> \"$(git rev-parse --git-dir)/transactions.txt\"\n")
+    hook.chmod(0o755)
+    assert shiftrefs._swap_in_files(common, ref, "1" * 40, None) is None
+    by = shiftrefs.writer(git)
+    saved = shiftrefs.save(git, ref, FILES, MESSAGE, previous="", by=by)
+    assert saved.commit in (repo.path / ".git" / "transactions.txt").read_text()  # git ran the hook
+    hook.unlink()
+    log = repo.path / ".git" / "logs" / ref
+    log.parent.mkdir(parents=True)
+    log.write_text("")
+    assert shiftrefs._swap_in_files(common, ref, "1" * 40, saved.commit) is None

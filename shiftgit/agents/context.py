@@ -74,14 +74,18 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
     """Compact the transcript at `path` (`parsed`: already read; `size`: its first bytes only, agents/transcripts.py)
     and store it; None when the stored text is already this one. A JSONL transcript's lines parsed by an earlier
     save are not parsed again (agents/transcache.py). An unreadable or unknown transcript raises UsageError before
-    anything is written. The ref's tip and the commit's author (`git var`) are read by a thread meanwhile: their
-    git processes run beside the parsing (a pre-compact hook waits for all of it)."""
-    ahead = _Ahead(store, run)
-    transcript = parsed if parsed is not None else transcache.read(path, size, private.path(store.repo, "transcripts"))
-    document = store.document(run)  # an unknown or broken run fails here, before any write
-    text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
-    last = ahead.tip()
-    if last.file is not None and last.file.decode("utf-8", "replace") == text:
+    anything is written. The commit's author (`git var`) is read by a git process that runs beside the parsing;
+    the ref's tip from the git dir's files (`_previous`: a pre-compact hook waits for all of it)."""
+    by = shiftrefs.ask_writer(store.repo)  # `git var -l` runs beside the parsing
+    try:
+        transcript = parsed if parsed is not None else transcache.read(path, size,
+                                                                        private.path(store.repo, "transcripts"))
+        document = store.document(run)  # an unknown or broken run fails here, before any write
+        text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
+    finally:
+        writer = by()  # its process waited for, also when the transcript or the run is refused
+    previous = _previous(store, run, text, writer)
+    if previous is None:
         return None
     who = session or transcript.session
     meta = {"run": run, "format": transcript.format, "agent": agent or transcript.format, "session": who,
@@ -90,37 +94,28 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
             "unreadable_lines": transcript.skipped}
     message = (f"shiftgit context: {run} ({transcript.format} transcript, {len(transcript.entries)} entries)\n\n"
                f"{_json(meta)}")
-    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=last.commit or "",
-                            by=ahead.by).commit
+    commit = shiftrefs.save(store.repo, ref(run), {TEXT: text.encode()}, message, previous=previous, by=writer).commit
     _publish(store)
     return Saved(commit, len(text), transcript.format, who, len(transcript.entries))
 
 
-class _Ahead:
-    """`shiftrefs.tip` of the run's context ref and `shiftrefs.writer` (`by`), in a thread started at once."""
+def _previous(store: Store, run: str, text: str, writer: shiftrefs.Writer | None) -> str | None:
+    """The run's context ref's tip ("" for none), the parent of the save; None when it holds `text` already. Read
+    from the git dir's files where they settle it (no git process: an agent's pre-compact hook waits for this),
+    else by `git cat-file`."""
+    if writer is not None:
+        known = shiftrefs.file_id(store.repo, ref(run), TEXT, writer.width)
+        if known is not None:
+            from shiftgit.git.rawgit import object_id
 
-    def __init__(self, store: Store, run: str) -> None:
-        import threading
-
-        self.store, self.run = store, run
-        self.result: shiftrefs.Tip | BaseException | None = None
-        self.by: shiftrefs.Writer | None = None
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        try:
-            by = shiftrefs.ask_writer(self.store.repo)  # both git processes run at once
-            self.result = shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
-            self.by = by()
-        except BaseException as exc:  # raised in the caller's thread
-            self.result = exc if self.result is None else self.result
-
-    def tip(self) -> shiftrefs.Tip:
-        self.thread.join()
-        if isinstance(self.result, BaseException):
-            raise self.result
-        return self.result if self.result is not None else shiftrefs.tip(self.store.repo, ref(self.run), TEXT)
+            commit, blob = known
+            if blob is not None and blob == object_id("blob", text.encode(), writer.width):
+                return None
+            return commit or ""
+    last = shiftrefs.tip(store.repo, ref(run), TEXT)
+    if last.file is not None and last.file.decode("utf-8", "replace") == text:
+        return None
+    return last.commit or ""
 
 
 def _publish(store: Store) -> None:

@@ -32,7 +32,13 @@ def read_head(git_dir: str, common_dir: str) -> str | None:
         return text  # detached
     if not text.startswith("ref: refs/heads/") or text.endswith("/.invalid") or "/." in text or ".." in text:
         return ASK_GIT  # reftable's placeholder, or not a plain branch name
-    ref = text[len("ref: "):]
+    return read_ref(common_dir, text[len("ref: "):])
+
+
+def read_ref(common_dir: str, ref: str) -> str | None:
+    """REF's id (a loose ref file, else its line in packed-refs), None when it does not exist, or ASK_GIT."""
+    if os.path.exists(os.path.join(common_dir, "reftable")):
+        return ASK_GIT
     loose = _read(os.path.join(common_dir, *ref.split("/")))
     if loose is not None:
         return loose if _is_id(loose) else ASK_GIT

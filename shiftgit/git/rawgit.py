@@ -91,7 +91,7 @@ def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str
 
 
 OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
-_OBJECT_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
+OBJECT_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
 
 
 def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]], width: int,
@@ -100,7 +100,7 @@ def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[
     git process less, unless the repository's config may ask git for more than plain loose objects (shared
     permissions, a second object format, fsync, or an included file that could say so), ENV points git at
     other object directories, or COMMON is unknown; then by one `unpack-objects`. False when that failed."""
-    if common is not None and not any(env.get(name) for name in _OBJECT_VARS):
+    if common is not None and not any(env.get(name) for name in OBJECT_VARS):
         try:
             with open(os.path.join(common, "config"), "rb") as src:
                 config = src.read().lower()
@@ -138,6 +138,22 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
             os.rename(tmp, target)
             continue
         os.unlink(tmp)
+
+
+def read_loose(object_dir: str, oid: str) -> tuple[str, bytes] | None:
+    """A loose object's kind and body; None when it is not there loose (packed, say) or does not check out."""
+    import zlib
+
+    try:
+        with open(os.path.join(object_dir, oid[:2], oid[2:]), "rb") as src:
+            data = zlib.decompress(src.read())
+    except (OSError, zlib.error):
+        return None
+    head, nul, body = data.partition(b"\0")
+    kind, _, size = head.partition(b" ")
+    if not nul or size != b"%d" % len(body) or _id_of(data, len(oid)) != oid:
+        return None
+    return kind.decode("ascii", "replace"), body
 
 
 # -- git processes without the subprocess module ----------------------------------------------------

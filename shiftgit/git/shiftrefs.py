@@ -5,9 +5,11 @@ and for kept check outputs (`refs/shift/outputs/<run>`, each save adds a file to
 Nothing here touches HEAD, the index or the working tree. The ref moves compare-and-swap: a concurrent
 save (another worktree, `sync`) makes this one start again from the new tip instead of losing either.
 `sync` carries every `refs/shift/` ref. A save with a `Writer` (`writer`: one `git var -l`, which a caller
-runs beside other work) builds the blob, tree and commit itself and writes them with one `unpack-objects`,
-then moves the ref with one `update-ref`: two git processes, where `hash-object`, `mktree`, `commit-tree`
-and `update-ref` are four (an agent's pre-compact hook waits for this save). Without a writer (the user
+runs beside other work) builds the blob, tree and commit itself, writes them loose (or with one
+`unpack-objects`: rawgit.store_objects) and moves the ref as git's files backend does, lock file and rename
+(`_swap_in_files`; one `update-ref` where a setting asks git for more): no git process beyond `git var`, where
+`hash-object`, `mktree`, `commit-tree` and `update-ref` are four (an agent's pre-compact hook waits for this
+save; `file_id` reads the tip it compares with from the files too). Without a writer (the user
 signs commits, sets a commit encoding or has no explicit identity: `commit-tree` knows what to do then),
 or when that way fails or loses the swap, the plain plumbing does it. (Not `git fast-import`: measured
 here, one fast-import writing a pack costs more than the four small commands.)
@@ -20,8 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from shiftgit.errors import GitError
-from shiftgit.git import rawgit
-from shiftgit.git.notestree import CatFile
+from shiftgit.git import headref, rawgit
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -31,6 +32,10 @@ else:
     from shiftgit.tuples import NamedTuple
 
 RETRIES = 20
+# settings under which git's update-ref does more than write a loose ref file (hooks elsewhere, reftable, shared
+# permissions, fsync): `_swap_in_files` leaves the move to git then
+REFS_ASIDE = ("core.hookspath", "extensions.refstorage", "core.sharedrepository", "core.fsync",
+              "core.fsyncobjectfiles", "core.fsyncmethod")
 
 
 class Saved(NamedTuple):
@@ -52,6 +57,7 @@ class Writer(NamedTuple):
     author: bytes  # "Name <email> 1700000000 +0000"
     committer: bytes
     width: int  # 40 (sha1) or 64 (sha256) hex digits per object id
+    plain_refs: bool = False  # no setting that asks git for more than a loose ref file (`_swap_in_files`)
 
 
 def writer(repo: Repo) -> Writer | None:
@@ -97,17 +103,46 @@ def _writer(out: bytes) -> Writer | None:
     if not author or not committer:
         return None
     width = 64 if values.get("extensions.objectformat", "").strip().lower() == "sha256" else 40
-    return Writer(author.encode("utf-8", "surrogateescape"), committer.encode("utf-8", "surrogateescape"), width)
+    logs_all = values.get("core.logallrefupdates", "").strip().lower() == "always"
+    plain = not logs_all and not any(key in values for key in REFS_ASIDE)
+    return Writer(author.encode("utf-8", "surrogateescape"), committer.encode("utf-8", "surrogateescape"), width,
+                  plain)
 
 
 def tip(repo: Repo, ref: str, name: str) -> Tip:
     """The ref's commit, its message and the bytes of file `name` in it, in one git process."""
+    from shiftgit.git.notestree import CatFile  # a context save reads the tip from files (`file_id`) first
+
     with CatFile(repo.root, clean_env()) as cat:
         commit, found = cat.get([ref, f"{ref}:{name}"])
     if commit is None or commit[1] != "commit":
         return Tip(None, None, None)
     message = commit[2].split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in commit[2] else ""
     return Tip(commit[0], message, found[2] if found else None)
+
+
+def file_id(repo: Repo, ref: str, name: str, width: int) -> tuple[str | None, str | None] | None:
+    """The ref's commit and the id of file `name` in its tree (None for what is missing), read from the git dir's
+    files (git/headref.py; the commit and tree as loose objects, as `save` writes them) without a git process;
+    None when the files do not settle it (reftable, packed objects, objects elsewhere): `tip` asks git then."""
+    common = str(repo.common_dir)
+    commit = headref.read_ref(common, ref)
+    if commit is None:
+        return None, None
+    if commit == headref.ASK_GIT or len(commit) != width or any(os.environ.get(v) for v in rawgit.OBJECT_VARS):
+        return None
+    objects = os.path.join(common, "objects")
+    found = rawgit.read_loose(objects, commit)
+    if found is None or found[0] != "commit" or not found[1].startswith(b"tree "):
+        return None
+    tree = rawgit.read_loose(objects, found[1][5:5 + width].decode("ascii", "replace"))
+    if tree is None or tree[0] != "tree":
+        return None
+    try:
+        entry = rawgit.parse_tree(tree[1], width).get(name)
+    except ValueError:
+        return None
+    return commit, entry[1] if entry is not None and entry[0] == "100644" else None
 
 
 def read(repo: Repo, ref: str, name: str) -> bytes | None:
@@ -153,24 +188,70 @@ def _direct(repo: Repo, ref: str, files: Mapping[str, bytes], message: str, prev
     text = message if message.endswith("\n") else message + "\n"  # as `commit-tree -m` completes the line
     objects = [*(("blob", data) for data in files.values()), ("tree", tree)]
     oid = commit_directly(repo, by, ref, objects, rawgit.object_id("tree", tree, by.width),
-                          [previous] if previous else [], text.encode(), previous, message.split("\n", 1)[0])
+                          [previous] if previous else [], text.encode(), previous, message.split("\n", 1)[0],
+                          in_files=True)
     return Saved(oid, blobs) if oid is not None else None
 
 
 def commit_directly(repo: Repo, by: Writer, ref: str, objects: list[tuple[str, bytes]], tree: str,
-                    parents: list[str], message: bytes, old: str | None, reflog: str) -> str | None:
+                    parents: list[str], message: bytes, old: str | None, reflog: str,
+                    in_files: bool = False) -> str | None:
     """The commit of `tree` with `parents` and `message` by `by`, written with OBJECTS (what the tree needs that
     the repository may lack; loose, or by one `unpack-objects`: rawgit.store_objects), put on `ref` by one
     `update-ref` compare-and-swap against `old` ("" or None: the ref must not exist yet): its id, or None when
-    either failed (another writer won the swap, say) and nothing was moved; the caller then uses the plumbing."""
+    either failed (another writer won the swap, say) and nothing was moved; the caller then uses the plumbing.
+    `in_files`: the ref moved without `update-ref` where the files allow (`_swap_in_files`; no reflog entry: a
+    `refs/shift/` ref has none unless core.logAllRefUpdates is `always` or its log exists)."""
     body = rawgit.commit_object(tree, parents, by.author, by.committer, message)
     commit = rawgit.object_id("commit", body, by.width)
+    where, env, common = ["-C", str(repo.root)], clean_env(), str(repo.common_dir)
     try:
-        moved = rawgit.write_refs(["-C", str(repo.root)], clean_env(), [*objects, ("commit", body)],
-                                  [(ref, commit, old)], reflog, by.width, str(repo.common_dir))
+        moved = _swap_in_files(common, ref, commit, old) if in_files and by.plain_refs and rawgit.store_objects(
+            where, env, [*objects, ("commit", body)], by.width, common) else None
+        if moved is None:
+            moved = rawgit.write_refs(where, env, [*objects, ("commit", body)], [(ref, commit, old)], reflog,
+                                      by.width, common)
     except OSError:
         return None
     return commit if moved else None
+
+
+def _swap_in_files(common: str, ref: str, new: str, old: str | None) -> bool | None:
+    """`update-ref REF NEW OLD` as git's files backend does it, without the git process: the lock file
+    `REF.lock` (O_EXCL: git's own writers and this one exclude each other), the value checked under it (a loose
+    ref, else packed-refs), the new one written and renamed into place. False when another writer holds the lock
+    or moved the ref; None when the files cannot settle it (reftable, a reflog to append to, a
+    reference-transaction hook, a path in the way): git's update-ref does it then."""
+    path = os.path.join(common, *ref.split("/"))
+    if any(os.path.exists(os.path.join(common, *parts)) for parts in (("hooks", "reference-transaction"),
+                                                                       ("logs", *ref.split("/")), ("reftable",))):
+        return None
+    lock = path + ".lock"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    except OSError:
+        return None
+    try:
+        current = headref.read_ref(common, ref)
+        if current == headref.ASK_GIT:
+            return None
+        if current != (old or None):
+            return False
+        os.write(fd, f"{new}\n".encode())
+        os.close(fd)
+        fd = -1
+        os.rename(lock, path)
+        return True
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if os.path.lexists(lock):
+            os.unlink(lock)
 
 
 def _entries(repo: Repo, commit: str) -> dict[str, str]:
