@@ -234,6 +234,7 @@ def _swap_in_files(common: str, ref: str, new: str, old: str | None) -> bool | N
         return False
     except OSError:
         return None
+    ours = True  # the lock file is this writer's until it is renamed into place: after that, never unlinked
     try:
         current = headref.read_ref(common, ref)
         if current == headref.ASK_GIT:
@@ -244,14 +245,18 @@ def _swap_in_files(common: str, ref: str, new: str, old: str | None) -> bool | N
         os.close(fd)
         fd = -1
         os.rename(lock, path)
+        ours = False
         return True
     except OSError:
         return None
     finally:
         if fd >= 0:
             os.close(fd)
-        if os.path.lexists(lock):
-            os.unlink(lock)
+        if ours:  # (a lock seen after the rename would be the next writer's)
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass
 
 
 def _entries(repo: Repo, commit: str) -> dict[str, str]:
