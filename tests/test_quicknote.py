@@ -285,3 +285,26 @@ def test_a_write_marks_clean_only_small_ledgers_with_no_secret() -> None:
     assert not validated.scanned_clean(b'{"owner": "\\u0067hp_Zq7Xw2Lm9Pk4Rt6Yb1Nc8Vd3Hs5Jf0Ga7Ue2"}')
     assert not validated.scanned_clean(b'{"a": "' + b"x" * validated.CLEAN_SCAN_MAX + b'"}')  # the gate scans it
     assert not validated.scanned_clean(b'{"a": "\xff"}')
+
+
+def test_a_clean_mark_from_another_version_of_the_secret_rules_is_not_trusted(run_repo: Repo) -> None:
+    """A mark names the rules that scanned the bytes: after an upgrade that adds a rule, bytes an older shiftgit
+    passed are scanned again. Here a hand-edited ledger holding a token is listed as validated and marked clean,
+    once by an older version's mark (scanned: the token refused) and once by this version's (trusted: the gate skips
+    the scan, which is all the mark is for)."""
+    checkpoint(run_repo, "marked")
+    document = run_repo.ledger("demo")
+    document["contract"]["owner"] = "ghp" + "_" + "Zq7Xw2Lm9Pk4Rt6Yb1" + "Nc8Vd3Hs5Jf0Ga7Ue2"
+    data = (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+    run_repo.ledger_path("demo").write_bytes(data)
+    run_repo.git("add", "-A")
+    listed = run_repo.path / ".git" / "shift" / "validated"
+    sha1, sha256 = validated.blob_ids(data)
+    with listed.open("a") as handle:
+        handle.write(f"{sha1} {sha256} clean:{sha1} clean-r0:{sha1}\n")
+    proc, _ = parent_imports(run_repo)
+    assert proc.returncode == 1 and "github-token" in proc.stderr, proc.stderr[-2000:]
+    with listed.open("a") as handle:
+        handle.write(f"{sha1} {sha256} {validated.clean_token(data)}\n")
+    proc, imported = parent_imports(run_repo)  # refused still, by rule 5 (a contract field changed by hand)
+    assert "github-token" not in proc.stderr and "shiftgit.ledger.secrets" not in imported, proc.stderr[-2000:]

@@ -25,10 +25,11 @@ from typing import NamedTuple
 
 from shiftgit.git.notestree import CatFile
 from shiftgit.git.rawgit import object_id
+from shiftgit.ledger.validated import SECRET_RULES
 from shiftgit.repo import Change, Repo, clean_env
 from shiftgit.textsafe import path_text
 
-CACHE = "scanned-v1"  # bump when the rules change: every blob is judged again
+CACHE = f"scanned-v{SECRET_RULES}"  # a new version of the rules (ledger/validated.py): every blob is judged again
 CACHE_MAX_BYTES = 4 * 1024 * 1024
 CACHE_KEEP = 20_000
 CACHE_MIN_BYTES = 1024

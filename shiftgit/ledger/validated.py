@@ -29,7 +29,10 @@ NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
 KEEP = 2048
 WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
-CLEAN = "clean:"  # a token on a line of bytes scanned whole and found free of secrets
+SECRET_RULES = "1"  # the secret rules' version (ledger/secrets.py, secretrules.py): bump it when they find more.
+# A mark of bytes scanned clean (here, and git/secretscan's cache of blobs) names the version that scanned them,
+# so an upgrade that adds a rule never lets bytes an older version passed skip the new scan.
+CLEAN = f"clean-r{SECRET_RULES}:"  # a token on a line of bytes scanned whole and found free of secrets
 CLEAN_SCAN_MAX = 64 * 1024  # a write scans a ledger up to this size for the mark (~50 µs per KiB): above, the gate does
 
 
