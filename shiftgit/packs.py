@@ -69,7 +69,9 @@ def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
 # arguments, when given), started only when the listing is long enough to name PACK_MIN files (LISTED bytes: a
 # Python start saved at every small checkpoint); `git add -A`; `git write-tree`, whose tree is the output. The
 # listing is removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
-DROP = ("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", ":/.shift")
+# -f: the private copy of the index may hold staged .shift/ bytes that differ from both the file and HEAD (dropped
+# here before `add`: rm refuses that without it)
+DROP = ("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", ":/.shift")
 ADD = ("add", "-A", "--", ":/", ":(top,exclude).shift")
 LIST = ("ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--", ":/", ":(top,exclude).shift")
 LISTED = PACK_MIN * 8  # 8 bytes an entry: "C ", a path of 5, the NUL
