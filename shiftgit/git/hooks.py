@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
 
 from shiftgit.errors import ShiftError
 from shiftgit.git import fence, gate, rawgit, waiter
@@ -27,6 +26,7 @@ from shiftgit.git.view import Objects
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import TextIO
 
