@@ -82,20 +82,20 @@ def pre_commit(ctx: Context) -> int:
         return _scan_ledgers(ctx)
     changes: list[tuple[str, str | None, str | None]] = []
     staging = read_staging(ctx, gitdir, run, changes)
+
+    def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
+        _remember_validated(gitdir, staging)
+        return _prepare_note(gitdir, staging, changes)
+
+    passed = waiter.leave(gitdir, rest, ctx.environ)  # its child loads what `rest` needs while we judge
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
         return 1
     ledger = staging.ledgers[run]
-    lines = trailers(run, ledger.staged, ledger.head, staging.config)
-    _leave_trailers(gitdir, lines, rawgit.plain_trailer_config(ctx.env, ctx.root))
-
-    def rest() -> tuple[list[str], str, str] | None:
-        _remember_validated(gitdir, staging)
-        return _prepare_note(gitdir, staging, changes)
-
-    if not waiter.leave(gitdir, rest, ctx.environ):  # a child does the rest and writes the note: git goes on
-        rest()
+    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
+                    rawgit.plain_trailer_config(ctx.env, ctx.root))
+    (passed or rest)()  # the child does the rest and writes the note: git goes on
     return 0
 
 
