@@ -10,13 +10,12 @@ reaches it: each control character is shown, never obeyed. Stdlib only: the hook
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterable, Sequence
 
 ELLIPSIS = "…"
 # C0 controls, DEL, C1 controls (8-bit CSI/OSC), line/paragraph separators, bidi overrides and

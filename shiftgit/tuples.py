@@ -1,4 +1,4 @@
-"""`typing.NamedTuple` classes without importing typing: ~4 ms, a sixth of a git hook's imports.
+"""`typing.NamedTuple` classes without importing typing (~4 ms) or collections (~2-5 ms, with operator and reprlib).
 
 The modules a git hook loads declare their records so:
 
@@ -8,14 +8,20 @@ The modules a git hook loads declare their records so:
     else:
         from shiftgit.tuples import NamedTuple
 
-mypy sees typing's class; at run time this one builds what typing would: `collections.namedtuple` with
-the annotated fields in order, the defaults the class body gives the last of them, and the body's
-docstring, methods and properties. Stdlib only (collections is loaded anyway: `re` needs it).
+mypy sees typing's class; at run time this one builds what typing would, as `collections.namedtuple` does it: a
+tuple subclass with the annotated fields in order, read through C accessors, the defaults the class body gives the
+last of them, `_make`, `_replace`, `_asdict`, `_fields`, `_field_defaults`, and the body's docstring, methods and
+properties. Stdlib built-ins only: the commit gate's process never loads the collections package (the modules on
+its path take `Mapping` for isinstance from `_collections_abc`, which `os` loads anyway: the same classes).
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
+from _collections import _tuplegetter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _CLASS_KEYS = frozenset(("__module__", "__qualname__", "__annotations__", "__doc__", "__dict__", "__weakref__"))
 
@@ -27,8 +33,8 @@ class _Builder(type):
         fields = namespace.get("__annotations__")
         if not isinstance(fields, dict) or "__classcell__" in namespace:  # lazy annotations (PEP 649), super()
             return _typed(name, namespace)
-        made = namedtuple(name, list(fields), defaults=[namespace[f] for f in fields if f in namespace],  # type: ignore[misc]
-                          module=str(namespace.get("__module__")))
+        made = _record(name, tuple(fields), tuple(namespace[f] for f in fields if f in namespace))
+        made.__module__ = str(namespace.get("__module__"))
         for key, value in namespace.items():
             if key not in fields and key not in _CLASS_KEYS:
                 setattr(made, key, value)
@@ -39,6 +45,49 @@ class _Builder(type):
         return made
 
 
+def _record(name: str, fields: tuple[str, ...], defaults: tuple[object, ...]) -> type:
+    """What `collections.namedtuple(name, fields, defaults=defaults)` returns (its methods, its errors)."""
+    if any(not f.isidentifier() or f.startswith("_") for f in fields) or len(set(fields)) != len(fields):
+        raise ValueError(f"{name}: invalid field names {fields!r}")
+    listed = ", ".join(fields)
+    new = eval(f"lambda _cls, {listed}: _tuple_new(_cls, ({listed}{',' if fields else ''}))",  # noqa: S307
+               {"_tuple_new": tuple.__new__, "__builtins__": {}, "__name__": f"namedtuple_{name}"})
+    new.__name__, new.__defaults__ = "__new__", defaults or None
+    new.__doc__ = f"Create new instance of {name}({listed})"
+    count = len(fields)
+
+    @classmethod  # type: ignore[misc]
+    def _make(cls: type[tuple[object, ...]], iterable: Iterable[object]) -> tuple[object, ...]:
+        made = tuple.__new__(cls, iterable)
+        if len(made) != count:
+            raise TypeError(f"Expected {count} arguments, got {len(made)}")
+        return made
+
+    def _replace(self: tuple[object, ...], /, **changes: object) -> tuple[object, ...]:
+        made: tuple[object, ...] = self._make(map(changes.pop, fields, self))  # type: ignore[attr-defined]
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        return made
+
+    def __repr__(self: tuple[object, ...]) -> str:
+        return f"{self.__class__.__name__}({', '.join(f'{f}={v!r}' for f, v in zip(fields, self, strict=True))})"
+
+    def _asdict(self: tuple[object, ...]) -> dict[str, object]:
+        return dict(zip(fields, self, strict=True))
+
+    def __getnewargs__(self: tuple[object, ...]) -> tuple[object, ...]:
+        return tuple(self)
+
+    body: dict[str, object] = {
+        "__doc__": f"{name}({listed})", "__slots__": (), "_fields": fields,
+        "_field_defaults": dict(zip(fields[count - len(defaults):], defaults, strict=True)),
+        "__new__": staticmethod(new), "_make": _make, "_replace": _replace, "__repr__": __repr__,
+        "_asdict": _asdict, "__getnewargs__": __getnewargs__, "__match_args__": fields}
+    for index, field in enumerate(fields):
+        body[field] = _tuplegetter(index, f"Alias for field number {index}")
+    return type(name, (tuple,), body)
+
+
 def _typed(name: str, namespace: dict[str, object]) -> type:
     """typing's own NamedTuple for a class body this module does not read (never on CPython 3.10-3.13)."""
     import typing
@@ -47,4 +96,4 @@ def _typed(name: str, namespace: dict[str, object]) -> type:
 
 
 class NamedTuple(metaclass=_Builder):
-    """Subclass it as typing.NamedTuple (the subclass is a plain namedtuple class, as typing's are)."""
+    """Subclass it as typing.NamedTuple (the subclass is a plain tuple class, as typing's namedtuples are)."""

@@ -40,3 +40,36 @@ def test_the_same_class_as_typing_builds() -> None:
     assert Light.__doc__ == "A record." and Light.__module__ == __name__ and Light.__qualname__ == "Light"
     assert list(Light.__annotations__) == list(Typed.__annotations__)
     assert isinstance(light, tuple) and Light.__bases__ == Typed.__bases__ == (tuple,)
+
+
+def test_the_namedtuple_api_and_errors_match_collections() -> None:
+    import pickle
+
+    light, typed = Light(1, "x", ("d",)), Typed(1, "x", ("d",))
+    assert light._asdict() == typed._asdict() and Light._make([2, "y", ()]) == Typed._make([2, "y", ()])
+    assert Light.__match_args__ == Typed.__match_args__ and light.__getnewargs__() == typed.__getnewargs__()
+    assert pickle.loads(pickle.dumps(light)) == light and type(pickle.loads(pickle.dumps(light))) is Light
+    assert Light.rule.__doc__ == Typed.rule.__doc__ and Light.__new__.__defaults__ == Typed.__new__.__defaults__
+    assert not hasattr(light, "__dict__") and Light.__slots__ == ()
+    for call in (lambda cls: cls(1), lambda cls: cls(1, "x", (), 4), lambda cls: cls._make([1]),
+                 lambda cls: cls(1, "x")._replace(nope=1)):
+        errors = []
+        for cls in (Light, Typed):
+            try:
+                call(cls)
+            except (TypeError, ValueError) as exc:
+                errors.append(type(exc))
+        assert len(errors) == 2 and errors[0] is errors[1]
+
+
+def test_the_commit_gates_modules_load_no_collections_package() -> None:
+    """What the shim's `python -S` loads for a gate (issue 17): collections' ~2-5 ms are not among it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = str(Path(__file__).resolve().parents[1])
+    probe = ("import sys\nbefore = 'collections' in sys.modules\nsys.path.append(sys.argv[1])\n"
+             "from shiftgit.git import hooks, view, gate\nprint(before, 'collections' in sys.modules)")
+    found = subprocess.run([sys.executable, "-S", "-c", probe, package], capture_output=True, text=True, check=True)
+    assert found.stdout.split() == ["False", "False"], found.stdout  # `python -S` starts without it, and stays so

@@ -57,6 +57,24 @@ def test_an_aborted_commit_leaves_no_child_and_the_next_commit_gets_its_note(run
     assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
 
 
+def test_a_refused_commits_child_leaves_at_once_having_written_nothing(run_repo: Repo) -> None:
+    """The gate forks before it judges: on a refusal its child (which never got the verdict) writes no note,
+    prepares none, records no ledger as validated, and leaves."""
+    checkpoint(run_repo, "before")
+    assert run_repo.commit("before").returncode == 0
+    checkpoint(run_repo, "refused")
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# edited after the checkpoint\n")
+    run_repo.git("add", "-A")
+    shift = run_repo.path / ".git" / "shift"
+    kept = {name: (shift / name).read_bytes() for name in ("handoff", "trailers", "validated")}
+    notes = run_repo.git("rev-parse", "refs/notes/shift", "refs/notes/shift-data")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "refused"])
+    assert proc.returncode != 0 and "commit refused" in proc.stderr
+    assert gone(run_repo)  # the child saw the gate's process end with no verdict
+    assert {name: (shift / name).read_bytes() for name in kept} == kept
+    assert run_repo.git("rev-parse", "refs/notes/shift", "refs/notes/shift-data") == notes
+
+
 def test_fifos_without_a_live_child_of_this_commits_gate_never_block_post_commit(run_repo: Repo) -> None:
     """FIFOs a killed child left: its pid is dead, or (taken since) this `git commit`'s gate did not pass.
     Post-commit goes the usual way at once (opening a FIFO nobody holds would block it for ever)."""

@@ -6,12 +6,12 @@ Stdlib only: every git hook imports it before anything else.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from shiftgit.git import view as gitview
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import NamedTuple, TextIO
 else:
     from shiftgit.tuples import NamedTuple

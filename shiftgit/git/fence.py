@@ -8,10 +8,11 @@ before each write: `fetch`) tells a writer whether someone took the run over sin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any, NamedTuple
 else:

@@ -7,7 +7,7 @@ validated before (see `shiftgit.validated`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
 from shiftgit import rawjson
 from shiftgit.git.scope import SETUP_FILES, in_scope
@@ -15,6 +15,7 @@ from shiftgit.ledger import diff as ledgerdiff
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any, NamedTuple
 else:
     from shiftgit.tuples import NamedTuple

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
 
 from shiftgit.errors import ShiftError
 from shiftgit.git import fence, gate, rawgit, waiter
@@ -27,6 +26,7 @@ from shiftgit.git.view import Objects
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import TextIO
 
@@ -82,20 +82,20 @@ def pre_commit(ctx: Context) -> int:
         return _scan_ledgers(ctx)
     changes: list[tuple[str, str | None, str | None]] = []
     staging = read_staging(ctx, gitdir, run, changes)
+
+    def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
+        _remember_validated(gitdir, staging)
+        return _prepare_note(gitdir, staging, changes)
+
+    passed = waiter.leave(gitdir, rest, ctx.environ)  # its child loads what `rest` needs while we judge
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
         return 1
     ledger = staging.ledgers[run]
-    lines = trailers(run, ledger.staged, ledger.head, staging.config)
-    _leave_trailers(gitdir, lines, rawgit.plain_trailer_config(ctx.env, ctx.root))
-
-    def rest() -> tuple[list[str], str, str] | None:
-        _remember_validated(gitdir, staging)
-        return _prepare_note(gitdir, staging, changes)
-
-    if not waiter.leave(gitdir, rest, ctx.environ):  # a child does the rest and writes the note: git goes on
-        rest()
+    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
+                    rawgit.plain_trailer_config(ctx.env, ctx.root))
+    (passed or rest)()  # the child does the rest and writes the note: git goes on
     return 0
 
 

@@ -6,7 +6,6 @@ stdlib only (the commit path).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
 
 from shiftgit.errors import GitError
 from shiftgit.git import rawgit
@@ -14,6 +13,7 @@ from shiftgit.git.rawgit import object_id, pack, tree_body
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
     from typing import IO, Any, NamedTuple
 else:
     from shiftgit.tuples import NamedTuple

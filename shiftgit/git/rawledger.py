@@ -5,7 +5,7 @@ Stdlib only, and small: the commit gate's process imports it (no re: its import 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:

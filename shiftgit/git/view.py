@@ -9,7 +9,6 @@ sees the index git is about to commit (a lock file during `commit -a` and `commi
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from shiftgit import rawjson
 from shiftgit.errors import GitError, LedgerError, UsageError
@@ -22,6 +21,7 @@ from shiftgit.textsafe import path_text
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, NamedTuple
 
     Where = str | os.PathLike[str]  # a directory: the hooks pass str (no pathlib on the commit path)

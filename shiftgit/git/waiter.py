@@ -1,11 +1,15 @@
 """Post-commit without a Python start-up: the gate's process leaves a fork waiting for its commit.
 
 When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
-known up to the commit's id (git/quicknote.py). So the hook forks: the parent answers git at once,
-and the child, with every module it needs imported, does what need not hold the commit back (it
-remembers the ledgers it validated and prepares the note) and then waits on two FIFOs in
-`<git-dir>/shift/`, named after the pid of the `git commit` they serve and the child's pid and start time
-(`started`):
+known up to the commit's id (git/quicknote.py). So the hook forks as soon as it has read the index, before
+it judges it: the child loads what rendering the note needs (the secret scanner's regular
+expressions, ~10 ms) and starts its two git processes while the parent judges, then waits for the parent's
+verdict on a pipe. A refusal, or any end of the parent without a verdict, sends the child away having written
+nothing. Once the gate passed, the parent answers git at once, and the child does, while git writes the
+commit, what need not hold the commit back (it remembers the ledgers the gate validated and prepares the
+note): the post-commit shim waits for that work, so its slowest part, loading modules and starting
+processes, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
+the pid of the `git commit` they serve and the child's pid and start time (`started`):
 
     wait-<commit pid>-<child>  the child keeps it open for writing: a reader never blocks on opening it,
                                and reads the child's answer, or end of file once the child is gone
@@ -40,23 +44,25 @@ WRITTEN = b"written\n"
 LONGEST = 3600.0  # seconds a child waits at most
 
 
-def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str]) -> bool:
-    """Fork a child that runs `work` (the hook's remaining work: it returns the prepared note) and then waits
-    to write that note on the commit. True in the parent once the child is on its way; False: nothing was
-    started, the caller does `work` itself."""
+def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str]) -> Callable[[], None] | None:
+    """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
+    `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
+    Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
+    process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed."""
     if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
-        return False
+        return None
     commit_pid = os.getppid()  # the shim exec'd Python: its parent is the `git commit`
     folder = os.path.join(gitdir, "shift")
     _clear(folder, commit_pid)  # a child killed before it could: its pid may be taken since
     if environ.get("GIT_DIR") or not environ.get("GIT_INDEX_FILE"):
-        return False  # quicknote's fast way is off with GIT_DIR; without GIT_INDEX_FILE git did not run this hook
+        return None  # quicknote's fast way is off with GIT_DIR; without GIT_INDEX_FILE git did not run this hook
     made = [os.path.join(folder, f"{kind}{commit_pid}-new") for kind in (WAIT, GO)]
     fds: list[int] = []
     try:
         for path in made:
             os.mkfifo(path, 0o600)
             fds.append(os.open(path, os.O_RDWR))  # a FIFO opened read-write never blocks (Linux, BSDs)
+        fds += os.pipe()  # the verdict: the parent writes one byte once the gate passed (not inherited by exec)
         pid = os.fork()
         if pid:  # the names the shim looks for, with the child's pid and start time for it to check first
             for path, kind in zip(made, (WAIT, GO), strict=True):
@@ -65,13 +71,25 @@ def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str
         for fd in fds:
             os.close(fd)
         _clear(folder, commit_pid)
-        return False
+        return None
     if pid:
-        for fd in fds:
+        for fd in fds[:3]:
             os.close(fd)
-        return True
-    _child(commit_pid, folder, fds[0], fds[1], work)
+        return lambda: _pass(fds[3])
+    os.close(fds[3])
+    _child(commit_pid, folder, fds[:3], work)
     raise AssertionError("unreachable")  # pragma: no cover - _child never returns
+
+
+def _pass(verdict_fd: int) -> None:
+    """The gate passed: the child goes on (it leaves at end of file, this process's end, with no verdict). A child
+    already gone (killed) only costs the fast way: the shim finds no live child and runs Python."""
+    try:
+        os.write(verdict_fd, b"y")
+    except OSError:
+        pass
+    finally:
+        os.close(verdict_fd)
 
 
 def started(pid: int) -> str:
@@ -95,8 +113,10 @@ def _clear(folder: str, commit_pid: int) -> None:
             _remove(os.path.join(folder, name))
 
 
-def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Callable[[], Prepared | None]) -> None:
-    """Detach from git's streams and session, do `work`, wait for the shim, answer it; never returns."""
+def _child(commit_pid: int, folder: str, fds: list[int], work: Callable[[], Prepared | None]) -> None:
+    """Detach from git's streams and session, load what `work` needs, wait for the gate's verdict, do `work`, wait
+    for the shim, answer it; never returns."""
+    answer_fd, go_fd, verdict_fd = fds
     code = 0
     wait, go = (os.path.join(folder, f"{kind}{commit_pid}-{os.getpid()}-{started(os.getpid())}") for kind in (WAIT, GO))
     try:
@@ -105,13 +125,16 @@ def _child(commit_pid: int, folder: str, answer_fd: int, go_fd: int, work: Calla
         for fd in (0, 1, 2):  # git (and whoever runs `git commit`) must not wait for our streams
             os.dup2(null, fd)
         os.close(null)
+        from shiftgit.git import handoff, quicknote  # noqa: F401  (handoff: what rendering the note loads, with the
+        from shiftgit.ledger import secrets  # noqa: F401  secret scanner's regular expressions: ~10 ms)
+
+        cat = quicknote.cat_file(os.environ)  # started now, while the gate judges and git writes the commit: two
+        refs = quicknote.ref_updates(os.environ)  # processes less to wait for (both end at our end: no input)
+        if os.read(verdict_fd, 1) != b"y":  # end of file: the gate refused, or its process failed
+            return
         prepared = work()
         if prepared is None:
             return
-        from shiftgit.git import quicknote
-
-        cat = quicknote.cat_file(os.environ)  # started now, while git writes the commit: two processes
-        refs = quicknote.ref_updates(os.environ)  # less to wait for
         lines, note, data = prepared
         quicknote.store_blobs(lines, note, data, os.environ)  # the notes' blobs need no commit id: written before it
         if _woken(commit_pid, go_fd):

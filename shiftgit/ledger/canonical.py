@@ -8,12 +8,11 @@ keeps them equal).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from shiftgit import rawjson
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 SCHEMA_VERSION = 2

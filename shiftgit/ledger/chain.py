@@ -17,13 +17,14 @@ took it: an epoch no takeover recorded, or an epoch going down along the chain, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
 from shiftgit import rawjson
 from shiftgit.ledger.validated import sha256  # CPython's own sha256: no OpenSSL load in the commit gate
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any, NamedTuple
 
     Doc = Mapping[str, Any]

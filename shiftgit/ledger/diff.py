@@ -18,12 +18,13 @@ change only the way shiftgit changes it, leaving a trace in the record itself:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
 from shiftgit.ledger.canonical import current
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, NamedTuple
 
     Doc = Mapping[str, Any]

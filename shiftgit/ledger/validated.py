@@ -15,13 +15,12 @@ carries one more, so the gate need not scan (nor load the regular expressions) a
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
 from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
     from typing import Any
 
