@@ -147,3 +147,26 @@ def test_an_agent_hook_defers_url_parsing_until_something_uses_it() -> None:
     proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert proc.stdout.splitlines() == ["False _DeferredModule", "file:///a%20b", "host a%20b True module"]
+
+
+DEFERRED_RE = """
+import sys
+from shiftgit.__main__ import _defer_url_parsing
+_defer_url_parsing()
+import fnmatch, pathlib
+print("re" in sys.modules, type(sys.modules["re"]).__name__, "enum" in sys.modules)
+print(pathlib.PurePath("/a/b.py").match("*.py"), fnmatch.fnmatch("b.txt", "*.py"))
+import re._parser
+from re import sub
+print(sub("a", "b", "aa"), isinstance(re.compile("x"), re.Pattern), type(sys.modules["re"]).__name__)
+"""
+
+
+def test_an_agent_hook_defers_re_until_something_uses_it() -> None:
+    """pathlib's and fnmatch's `re` (with enum) is a stand-in too: a glob, a submodule or a name imported from it then
+    gets the real module."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED_RE], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.stdout.splitlines() == ["True _DeferredModule False", "True False", "bb True module"]

@@ -6,11 +6,11 @@ without notes or snapshot refs: the ledger in the tree is the source.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from shiftgit import rawjson
 from shiftgit.errors import GitError
 from shiftgit.repo import DIFF_TREE, SHIFT_DIR, FileEntry, Repo, clean_env, files_of, parse_changes
 
@@ -189,7 +189,7 @@ def committed_checkpoint_id(repo: Repo, commit: str, rel_path: str) -> str | Non
     if data is None:
         return None
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
         point = document.get("checkpoint") if isinstance(document, dict) else None
         value = point.get("id") if isinstance(point, dict) else None
     except ValueError:
@@ -256,7 +256,7 @@ def _carries(repo: Repo, head: str, base: str, rel_path: str, checkpoint_id: str
     if parents[:1] != [base]:
         return False
     try:
-        point = json.loads(ledger[2]).get("checkpoint")
+        point = rawjson.loads(ledger[2]).get("checkpoint")
     except (ValueError, AttributeError):
         return False
     if not (isinstance(point, dict) and point.get("id") == checkpoint_id):
