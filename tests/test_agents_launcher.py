@@ -114,6 +114,15 @@ def test_the_end_of_turn_hook_asks_git_once_whether_head_carries_the_checkpoint(
     run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
     proc = run_repo.sg("hook", "claude", "stop", input=body)
     assert json.loads(proc.stdout)["decision"] == "block"
+    diffs = []  # held again on the same edits: the same two trees, whose diff the hold remembers
+    for n, edit in enumerate(["", "", "# more\n"]):
+        run_repo.write("calc.py", run_repo.read("calc.py") + edit)
+        trace = tmp_path / f"held{n}"
+        proc = run_repo.sg("hook", "claude", "stop", input=body, env={"GIT_TRACE": str(trace)})
+        answer = json.loads(proc.stdout)  # a note (held already), then a hold again (a new edit)
+        assert "calc.py" in answer[["systemMessage", "systemMessage", "reason"][n]], answer
+        diffs.append(sum(" diff-tree " in line for line in trace.read_text().splitlines()))
+    assert diffs == [0, 0, 1]
 
 
 def test_copilots_flat_handlers_are_upgraded_too(repo: Repo) -> None:
