@@ -125,33 +125,41 @@ def hook_main(args: list[str]) -> NoReturn:
 
 
 class _DeferredModule(type(sys)):  # type: ignore[misc]  # types.ModuleType, without importing types
-    """`urllib.parse` until something uses it: pathlib imports it for `Path.as_uri` alone, which no agent hook calls,
-    and it costs a hook ~7 ms (with ipaddress): a third of a Python start-up. Its first use imports the real module."""
+    """A stdlib module imported on its first use. pathlib imports `urllib.parse` for `Path.as_uri` alone, which no
+    agent hook calls (~7 ms with ipaddress: a third of a Python start-up), and pathlib and fnmatch import `re` (with
+    enum, re's parser and compiler) for globbing alone; the hooks read JSON with shiftgit/rawjson.py, not json.
+    The first use of an attribute imports the real module, which every later use gets."""
 
     def __getattr__(self, name: str) -> object:
-        if name == "__path__":  # the import system's question (`from urllib.parse import ...`): not a package
+        if name == "__path__" and self.__name__ in _NOT_PACKAGES:  # `from urllib.parse import ...`: not a package
             raise AttributeError(name)
-        return getattr(_url_parsing(), name)
+        return getattr(_real_module(str(self.__name__)), name)  # `__path__` of a package too (a submodule's import)
+
+
+_NOT_PACKAGES = ("urllib.parse",)
 
 
 def _defer_url_parsing() -> None:
-    if "urllib.parse" in sys.modules:
-        return
-    import urllib  # an empty package
+    """`urllib.parse` and `re` stand-ins until something uses them (an agent hook's process)."""
+    if "urllib.parse" not in sys.modules:
+        import urllib  # an empty package
 
-    stand_in = _DeferredModule("urllib.parse")
-    stand_in.quote_from_bytes = lambda *args, **kwargs: _url_parsing().quote_from_bytes(*args, **kwargs)
-    sys.modules["urllib.parse"] = stand_in
-    setattr(urllib, "parse", stand_in)  # noqa: B010  # what an import of a submodule sets
+        stand_in = _DeferredModule("urllib.parse")
+        stand_in.quote_from_bytes = lambda *args, **kwargs: (  # what pathlib imports by name
+            _real_module("urllib.parse").quote_from_bytes(*args, **kwargs))
+        sys.modules["urllib.parse"] = stand_in
+        setattr(urllib, "parse", stand_in)  # noqa: B010  # what an import of a submodule sets
+    if "re" not in sys.modules:
+        sys.modules["re"] = _DeferredModule("re")
 
 
-def _url_parsing() -> ModuleType:
-    """The real `urllib.parse`, imported now if the stand-in was all there was."""
-    module = sys.modules.get("urllib.parse")
+def _real_module(name: str) -> ModuleType:
+    """The real module NAME, imported now if the stand-in was all there was."""
+    module = sys.modules.get(name)
     if module is None or isinstance(module, _DeferredModule):
-        sys.modules.pop("urllib.parse", None)
-        __import__("urllib.parse")  # the import sets `urllib.parse` to the real module too
-        module = sys.modules["urllib.parse"]
+        sys.modules.pop(name, None)
+        __import__(name)  # the import sets a submodule's attribute on its package to the real module too
+        module = sys.modules[name]
     return module
 
 

@@ -72,15 +72,25 @@ def _unknown(value: object) -> object:
 
 def compact_sorted(value: Any) -> str:
     """`json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`, with json's encoder."""
+    return _dumps(value, True, (",", ":"))
+
+
+def dumps(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False)`, with json's encoder."""
+    return _dumps(value, False, (", ", ": "))
+
+
+def _dumps(value: Any, sort_keys: bool, separators: tuple[str, str]) -> str:
     if _json is not None:
         try:
-            encode = _json.make_encoder({}, _unknown, _json.encode_basestring, None, ":", ",", True, False, True)
+            encode = _json.make_encoder({}, _unknown, _json.encode_basestring, None, separators[1], separators[0],
+                                        sort_keys, False, True)
             return "".join(encode(value, 0))
         except (TypeError, ValueError, OverflowError):  # json says what is wrong (or how this Python's encoder is made)
             pass
     import json
 
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(value, sort_keys=sort_keys, separators=separators, ensure_ascii=False)
 
 
 def _encode_basestring(text: str) -> str:

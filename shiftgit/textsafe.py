@@ -125,11 +125,12 @@ def fence(lines: Sequence[str], label: str) -> list[str]:
     long closes it), and its label carries a digest of the content, so a forged closing line would
     have to contain the digest of the text that contains it. The closing fence is bare backticks.
     """
-    import re
-
-    longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
+    text = "\n".join(lines)
+    longest = 0  # the longest run of backticks inside (without re: an agent hook's process does not import it)
+    while "`" * (longest + 1) in text:
+        longest += 1
     ticks = "`" * max(3, longest + 1)
-    digest = hasher(64)("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = hasher(64)(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     tag = f"{label}-{digest}"
     return [f"{ticks}{tag}", *lines, ticks]
 

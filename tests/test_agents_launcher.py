@@ -114,6 +114,15 @@ def test_the_end_of_turn_hook_asks_git_once_whether_head_carries_the_checkpoint(
     run_repo.write("calc.py", run_repo.read("calc.py") + "# edited\n")
     proc = run_repo.sg("hook", "claude", "stop", input=body)
     assert json.loads(proc.stdout)["decision"] == "block"
+    diffs = []  # held again on the same edits: the same two trees, whose diff the hold remembers
+    for n, edit in enumerate(["", "", "# more\n"]):
+        run_repo.write("calc.py", run_repo.read("calc.py") + edit)
+        trace = tmp_path / f"held{n}"
+        proc = run_repo.sg("hook", "claude", "stop", input=body, env={"GIT_TRACE": str(trace)})
+        answer = json.loads(proc.stdout)  # a note (held already), then a hold again (a new edit)
+        assert "calc.py" in answer[["systemMessage", "systemMessage", "reason"][n]], answer
+        diffs.append(sum(" diff-tree " in line for line in trace.read_text().splitlines()))
+    assert diffs == [0, 0, 1]
 
 
 def test_copilots_flat_handlers_are_upgraded_too(repo: Repo) -> None:
@@ -147,3 +156,26 @@ def test_an_agent_hook_defers_url_parsing_until_something_uses_it() -> None:
     proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert proc.stdout.splitlines() == ["False _DeferredModule", "file:///a%20b", "host a%20b True module"]
+
+
+DEFERRED_RE = """
+import sys
+from shiftgit.__main__ import _defer_url_parsing
+_defer_url_parsing()
+import fnmatch, pathlib
+print("re" in sys.modules, type(sys.modules["re"]).__name__, "enum" in sys.modules)
+print(pathlib.PurePath("/a/b.py").match("*.py"), fnmatch.fnmatch("b.txt", "*.py"))
+import re._parser
+from re import sub
+print(sub("a", "b", "aa"), isinstance(re.compile("x"), re.Pattern), type(sys.modules["re"]).__name__)
+"""
+
+
+def test_an_agent_hook_defers_re_until_something_uses_it() -> None:
+    """pathlib's and fnmatch's `re` (with enum) is a stand-in too: a glob, a submodule or a name imported from it then
+    gets the real module."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED_RE], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.stdout.splitlines() == ["True _DeferredModule False", "True False", "bb True module"]

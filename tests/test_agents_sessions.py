@@ -207,3 +207,34 @@ def test_no_agent_hook_imports_click_jsonschema_pygit2_or_the_model(run_repo: Re
     path.write_text(json.dumps(json.loads(path.read_text())))  # valid, but bytes shiftgit never wrote
     assert "shiftgit.ledger.quickschema" in imported("claude", "stop", payload(run_repo, "Stop"))  # checked once
     assert "shiftgit.ledger.quickschema" not in imported("claude", "stop", payload(run_repo, "Stop"))
+
+
+LAUNCHED = """import sys
+sys.path.append(sys.argv.pop(1))
+from shiftgit.__main__ import hook_main
+hook_main(sys.argv[1:])"""
+
+
+def test_the_launched_hooks_import_no_json_re_or_enum(run_repo: Repo) -> None:
+    """As the launcher starts them (`python -S`): JSON goes through shiftgit/rawjson.py, and pathlib's `re` stays a
+    stand-in (`__main__._defer_url_parsing`), at a session start, an end of turn, and a hold."""
+    root = str(Path(__file__).resolve().parents[1])
+
+    def imported(argv: list[str], body: str = "") -> set[str]:
+        proc = subprocess.run([sys.executable, "-S", "-X", "importtime", *argv], cwd=run_repo.path, input=body,
+                              text=True, capture_output=True, timeout=60)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+    bare = imported(["-c", "pass"])
+    light = {"json", "re", "enum"} - bare
+    assert light  # this interpreter's bare start-up imports none of them: the test can tell
+    run_repo.ok("checkpoint", "--step", "a step")
+    hook(run_repo, "claude", "session-start", payload(run_repo, "SessionStart", session="warm"))  # probe cached
+    for event, body, edit in (("session-start", payload(run_repo, "SessionStart"), False),
+                              ("stop", payload(run_repo, "Stop", stop_hook_active=False), False),
+                              ("stop", payload(run_repo, "Stop", stop_hook_active=False), True)):
+        if edit:
+            run_repo.write("calc.py", run_repo.read("calc.py") + "# held\n")
+        found = imported(["-c", LAUNCHED, root, "claude", event], body)
+        assert "shiftgit.agents.hooks" in found and not light & found, (event, edit, light & found)

@@ -14,10 +14,9 @@ can close (`textsafe`).
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 
-from shiftgit import __version__, textsafe
+from shiftgit import __version__, rawjson, textsafe
 from shiftgit.agents.origin import provenance
 from shiftgit.ledger.store import Store
 
@@ -140,7 +139,7 @@ def _local_problem(store: Store, run: str) -> str:
 
 def _document(data: bytes) -> dict[str, Any] | None:
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError:
         return None
     return document if isinstance(document, dict) else None
@@ -223,7 +222,7 @@ def _feedback_lines(store: Store, ledger: Mapping[str, Any]) -> list[str]:
     lines += [f"milestone #{c.get('seq')} awaits its owner's confirmation (`shiftgit confirm --by WHO`)"
               for c in _maps(ledger.get("confirmations")) if c.get("state") == "awaiting"]
     try:
-        memory = json.loads(store.inside("memory.json").read_bytes())
+        memory = rawjson.loads(store.inside("memory.json").read_bytes())
     except (OSError, ValueError):
         return lines
     import time

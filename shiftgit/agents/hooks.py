@@ -19,10 +19,10 @@ ledger model: it reads the ledger's JSON (`Store.document`).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from shiftgit import rawjson
 from shiftgit.agents.events import EVENTS
 from shiftgit.agents.hooklog import LOG_LIMIT, log
 from shiftgit.repo import Repo
@@ -86,7 +86,7 @@ def main(agent: str, args: list[str], *, stdin: IO[bytes] | None = None, stdout:
 def parse_payload(raw: bytes) -> tuple[Payload, str | None]:
     """Lenient: a field of the wrong type is ignored; non-JSON or non-object input is unreadable."""
     try:
-        data = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
+        data = rawjson.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
     except ValueError as exc:
         return Payload(), f"not JSON ({exc})"
     if not isinstance(data, dict):
@@ -219,7 +219,7 @@ def render(agent: str, answer: Answer | None) -> str:
         body = {"systemMessage": answer.note}
     if not body and agent != "gemini":
         return ""
-    return json.dumps(body, ensure_ascii=False) + "\n"
+    return rawjson.dumps(body) + "\n"
 
 
 # -- plumbing -------------------------------------------------------------------------------

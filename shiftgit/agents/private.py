@@ -6,11 +6,11 @@ without fsync (losing one costs at most a repeated hold or a probe), read lenien
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from shiftgit import rawjson
 from shiftgit.repo import Repo
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -24,7 +24,7 @@ def path(repo: Repo, name: str) -> Path:
 
 def read(file: Path) -> dict[str, Any]:
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = rawjson.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -34,5 +34,5 @@ def write(file: Path, data: Mapping[str, Any]) -> None:
     """Replace the file whole (temp file, rename): a reader sees the old or the new content."""
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(rawjson.dumps(data), encoding="utf-8")
     os.replace(tmp, file)

@@ -10,10 +10,10 @@ hooks work as usual. A version whose major number shiftgit does not know gets th
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from pathlib import Path
+
+from shiftgit import rawjson
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ TESTED = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0", "qwen": "
           "opencode": "1.18.33", "aider": "0.86.2"}
 UNKNOWN_MARK = "unknown agent version:"
 ANCESTORS = 8
-_VERSION = re.compile(r"\d+(\.\d+)*")
 
 
 class AgentVersion(NamedTuple):
@@ -103,10 +102,24 @@ def _version_in(agent: str, text: str) -> str | None:
     end = text.find("/", at + len(marker))  # the package directory, or a platform variant (codex-linux-x64)
     folder = text[:end] if end >= 0 else text
     try:
-        data = json.loads(Path(folder, "package.json").read_text(encoding="utf-8"))
+        data = rawjson.loads(Path(folder, "package.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     version = data.get("version") if isinstance(data, dict) else None
-    match = _VERSION.match(version) if isinstance(version, str) else None
-    return match.group(0) if match else None
+    return leading_version(version) if isinstance(version, str) else None
+
+
+def leading_version(text: str) -> str | None:
+    """What `re.match(r"\\d+(\\.\\d+)*", text)` matches (None: no digit first), without re: a hook's process need
+    not import it (see `__main__._defer_imports`)."""
+    end = 0
+    while True:
+        start = end
+        while end < len(text) and text[end].isdecimal():  # `\d`: a Unicode decimal digit
+            end += 1
+        if end == start:  # no digit after the dot (or at all): the match ends before it
+            return text[:start - 1] if start else None
+        if not text.startswith(".", end):
+            return text[:end]
+        end += 1
 

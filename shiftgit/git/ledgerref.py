@@ -9,9 +9,9 @@ and, when two machines' histories diverge, keeps both with the newer ledger (by 
 
 from __future__ import annotations
 
-import json
 import time
 
+from shiftgit import rawjson
 from shiftgit.errors import Fenced, GitError
 from shiftgit.git import fence, rawgit
 from shiftgit.repo import Repo
@@ -80,7 +80,7 @@ def known(repo: Repo) -> dict[str, tuple[int, int]]:
     changes, so the agents' session start compares these with its ledger instead of asking git (agents/published.py)."""
     try:
         with open(repo.common_dir / "shift" / KNOWN, "rb") as handle:
-            data = json.loads(handle.read())
+            data = rawjson.loads(handle.read())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
@@ -101,7 +101,7 @@ def remember(repo: Repo, pairs: dict[str, tuple[int, int]]) -> None:
     tmp = path.with_name(f".{KNOWN}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(exist_ok=True)
-        tmp.write_text(json.dumps({k: list(v) for k, v in list(seen.items())[-KNOWN_KEPT:]}), encoding="utf-8")
+        tmp.write_text(rawjson.dumps({k: list(v) for k, v in list(seen.items())[-KNOWN_KEPT:]}), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
@@ -271,7 +271,7 @@ def newer_tree(repo: Repo, mine: str, theirs: str) -> str:
 
 def _json(data: bytes) -> dict[str, object]:
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError:
         return {}
     return document if isinstance(document, dict) else {}

@@ -7,18 +7,12 @@ from __future__ import annotations
 
 from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
+from shiftgit.ledger.canonical import RUN_ID_PATTERN as RUN_ID_PATTERN  # = ledger.RUN_ID_PATTERN (a test checks)
+from shiftgit.ledger.canonical import is_run_id as is_run_id
+
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
     from typing import Any
-
-RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"  # = ledger.RUN_ID_PATTERN (a test keeps them equal)
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_RUN_CHARS = _ALNUM | frozenset("._-")
-
-
-def is_run_id(text: str) -> bool:
-    """RUN_ID_PATTERN matches the whole of `text` (a test checks they agree), said without re."""
-    return 0 < len(text) <= 64 and text[0] in _ALNUM and _RUN_CHARS.issuperset(text)
 
 
 def checkpoint_of(ledger: Any) -> dict[str, Any] | None:

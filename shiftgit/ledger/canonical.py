@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_RUN_CHARS = _ALNUM | frozenset("._-")
+
+
+def is_run_id(text: str) -> bool:
+    """RUN_ID_PATTERN matches the whole of `text` (a test checks they agree), said without re: the commit gate and
+    the agent hooks do not import it."""
+    return 0 < len(text) <= 64 and text[0] in _ALNUM and _RUN_CHARS.issuperset(text)
 
 
 def canonical_bytes(document: Mapping[str, Any]) -> bytes:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 from pathlib import Path
 
+from shiftgit import rawjson
 from shiftgit.errors import StorageError
 
 _FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
@@ -56,7 +56,7 @@ def _write_checked(tmp: Path, data: bytes, is_json: bool) -> None:
         if os.fstat(fd).st_size != len(data) or os.pread(fd, len(data) + 1, 0) != data:
             raise OSError(errno.EIO, "what reached the disk differs from what was written")
         if is_json:
-            json.loads(data)
+            rawjson.loads(data)
     except ValueError as exc:  # a bug (shiftgit writes only canonical JSON), never bad input
         raise AssertionError(f"refusing to write invalid JSON to {tmp}: {exc}") from None
     finally:
@@ -77,7 +77,11 @@ def storage_error(path: Path | str, exc: OSError) -> StorageError:
 
 def remove_stale_temps(folder: Path) -> None:
     """Temp files left by killed writers (their pid is gone) are removed; live ones are left alone."""
-    temps = list(folder.glob(".*.tmp"))
+    try:  # `folder.glob(".*.tmp")`, without the pattern's re (a session start writes the ledger: see `__main__`)
+        temps = [folder / name for name in os.listdir(folder) if len(name) > 4 and name[0] == "." and
+                 name.endswith(".tmp")]
+    except OSError:
+        return
     if not temps:
         return
     from shiftgit.procs import pid_exists  # only now: it loads ctypes

@@ -19,9 +19,10 @@ Reads are not affected (store.py): bytes nobody vouched for are checked whole, a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import cache
+
+from shiftgit import rawjson
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ def canonical(parts: dict[str, Part]) -> bytes:
     """`canonical_bytes` of the parts' document, from their texts (sorted keys, two-space indent)."""
     if not parts:
         return b"{}\n"
-    lines = [f"  {json.dumps(name, ensure_ascii=False)}: {parts[name].canonical()}" for name in sorted(parts)]
+    lines = [f"  {rawjson.encode_basestring(name)}: {parts[name].canonical()}" for name in sorted(parts)]
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
@@ -192,7 +193,7 @@ def _slices(text: str, name: str, count: int) -> list[str]:
     At depth 1 a line is indented two spaces, an item of a top-level array starts four spaces in, and
     the lines inside it six or more (a string holds no raw line break): those markers are unambiguous.
     """
-    head = f"\n  {json.dumps(name, ensure_ascii=False)}: [\n    "
+    head = f"\n  {rawjson.encode_basestring(name)}: [\n    "
     start = text.find(head)
     end = text.find("\n  ]", start) if start >= 0 else -1
     if end < 0:
@@ -230,7 +231,7 @@ def _item_arrays(name: str) -> frozenset[str]:
     """Top-level properties whose schema is only an array of independently checked items."""
     from shiftgit.ledger.schema import schema_text
 
-    root = json.loads(schema_text(name))
+    root = rawjson.loads(schema_text(name))
     if not isinstance(root, dict) or set(root) - _ROOT_KEYWORDS or not isinstance(root.get("properties"), dict):
         return frozenset()
     return frozenset(key for key, sub in root["properties"].items()

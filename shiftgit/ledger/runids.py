@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import re
-
 from shiftgit import textsafe
 from shiftgit.errors import UsageError
-from shiftgit.ledger.canonical import RUN_ID_PATTERN
+from shiftgit.ledger.canonical import is_run_id
 
-RUN_ID = re.compile(RUN_ID_PATTERN)
+
+class _RunIds:
+    """`re.compile(RUN_ID_PATTERN)` as its callers use it (`RUN_ID.match(name)`), without re (canonical.is_run_id):
+    an agent hook's process does not import re."""
+
+    @staticmethod
+    def match(text: str) -> bool:
+        return is_run_id(text)
+
+
+RUN_ID = _RunIds()
 # Names Windows reserves for devices, with or without an extension: a run dir named so cannot be checked out there.
 _RESERVED = frozenset(["con", "prn", "aux", "nul", *(f"{dev}{n}" for dev in ("com", "lpt") for n in range(10))])
 

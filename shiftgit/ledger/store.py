@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from shiftgit import textsafe
+from shiftgit import rawjson, textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
@@ -113,7 +112,7 @@ class Store:
         path = self.inside("config.json")
         try:
             data = path.read_bytes()
-            document = json.loads(data)
+            document = rawjson.loads(data)
         except FileNotFoundError:
             return dict(DEFAULT_CONFIG)
         except ValueError as exc:
@@ -162,7 +161,7 @@ class Store:
         seen = self._seen.get(run)
         if seen is not None and seen.data == data and seen.ledger is not None:
             return seen.ledger
-        document = self._known(data, migrate=True) if seen is None or seen.data != data else json.loads(data)
+        document = self._known(data, migrate=True) if seen is None or seen.data != data else rawjson.loads(data)
         if document is None:
             return self._checked(run, data)
         ledger = Ledger.from_dict(document)
@@ -212,7 +211,7 @@ class Store:
         if not validated.is_known(self.repo.git_dir, data):
             return None
         try:
-            document = json.loads(data) if parsed is None else parsed
+            document = rawjson.loads(data) if parsed is None else parsed
         except ValueError:
             return None
         if migrate and isinstance(document, dict) and document.get("schema_version") != SCHEMA_VERSION:

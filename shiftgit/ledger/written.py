@@ -7,9 +7,9 @@ shiftgit wrote (a person's later edit of one is an edit like any other). Kept pe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
+from shiftgit import rawjson
 from shiftgit.ledger.files import write_atomic
 from shiftgit.repo import FileEntry, Repo
 
@@ -18,7 +18,7 @@ FILE = "written.json"
 
 def read(repo: Repo) -> dict[str, str]:
     try:
-        document = json.loads(repo.private(FILE).read_text(encoding="utf-8"))
+        document = rawjson.loads(repo.private(FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in document.items() if isinstance(k, str) and isinstance(v, str)} \
@@ -33,6 +33,8 @@ def remember(repo: Repo, paths: Iterable[str]) -> None:
     blobs = repo.git("hash-object", "--", *paths).split()
     known = read(repo)
     known.update(zip(paths, blobs, strict=True))
+    import json  # a write (a checkpoint's process): the hooks only read
+
     write_atomic(repo.private(FILE), (json.dumps(known, sort_keys=True, indent=1) + "\n").encode())
 
 
