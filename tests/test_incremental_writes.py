@@ -146,7 +146,19 @@ def test_a_new_process_reuses_the_written_text_byte_for_byte(run_repo: Repo) -> 
     changed = put(ledger, *ledger.effects[1:], effect("new", result="{\n  ]"))
     later.write(changed)
     assert run_repo.ledger_path("demo").read_bytes() == full_write(changed)
-    assert incremental._slices(run_repo.ledger_path("demo").read_text(), "effects", len(changed.effects))
+    text = run_repo.ledger_path("demo").read_text()
+    document = json.loads(text)
+    pieces = incremental._slices(text, "effects", len(changed.effects), incremental._next(sorted(document), "effects"))
+    assert [json.loads(piece) for piece in pieces] == document["effects"]
+
+
+def test_an_array_is_sliced_wherever_it_stands_among_the_keys() -> None:
+    items = [{"k": "a,\n    {b"}, {"k": "\n  ],\n  \"z\": "}, {"n": [1, {"m": "\n  ]\n}\n"}]}]
+    for document in ({"a": 1, "z": items}, {"z": items, "zz": [{"k": 1}]}, {"y": [{"k": 1}], "z": items, "zz": 2}):
+        text = canonical_bytes(document).decode()
+        pieces = incremental._slices(text, "z", 3, incremental._next(sorted(document), "z"))
+        assert [json.loads(piece) for piece in pieces] == items
+        assert incremental._slices(text, "z", 2, incremental._next(sorted(document), "z")) == []
 
 
 def test_after_a_patch_the_next_write_redacts_everything_again(store: Store) -> None:

@@ -104,3 +104,24 @@ def test_active_run_is_per_worktree(run_repo: Repo, tmp_path) -> None:
     assert run_repo.json("status")["active"] == "demo"
     env_pick = run_repo.sg("status", "--json", env={"SHIFT_RUN": "demo"})
     assert json.loads(env_pick.stdout)["active"] == "demo"
+
+
+def test_the_cycle_collector_is_held_off_only_inside_and_as_it_was_after() -> None:
+    import gc
+
+    from shiftgit.ledger.reading import GcPaused
+
+    assert gc.isenabled()
+    try:
+        with GcPaused():
+            assert not gc.isenabled()
+            with GcPaused():  # nested (status reads, Store.update reads under it)
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()
+        with GcPaused():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()

@@ -32,10 +32,12 @@ class Output(NamedTuple):
 
 
 def status(as_json: bool) -> Output:
+    from shiftgit.ledger.reading import GcPaused
     from shiftgit.ledger.store import Store
     from shiftgit.runs import render
 
-    report = render.status_report(Store.open())
+    with GcPaused():  # every run's JSON is kept until the report is built: see GcPaused
+        report = render.status_report(Store.open())
     text = json_text(report) if as_json else render.status_text(report)
     return Output(text, [f"shiftgit: {line}" for line in render.errors(report)], render.exit_code(report))
 

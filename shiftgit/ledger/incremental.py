@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from itertools import chain, repeat
 
 from shiftgit import rawjson
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from shiftgit.ledger.model import Ledger
@@ -58,13 +60,17 @@ class Part:
     def __init__(self, value: object, data: Any, items: list[Item] | None = None) -> None:
         self.value, self.json, self.items, self.text = value, data, items, ""
 
-    def canonical(self) -> str:
-        if not self.text:
-            if self.items:
-                self.text = "[\n" + ",\n".join("    " + item.canonical() for item in self.items) + "\n  ]"
-            else:
+    def add_to(self, out: list[str]) -> None:
+        """Its canonical text at depth 1 onto OUT, an array of records item by item (one join makes the ledger)."""
+        if self.items:
+            out.append("[\n    ")
+            out.extend(chain.from_iterable(zip([item.text or item.canonical() for item in self.items],
+                                               repeat(",\n    "))))
+            out[-1] = "\n  ]"
+        else:
+            if not self.text:
                 self.text = _text(self.json, 1)
-        return self.text
+            out.append(self.text)
 
 
 class Written:
@@ -85,18 +91,18 @@ class Written:
             assert self.ledger is not None and self._document is not None
             parts: dict[str, Part] = {}
             text = self.data.decode("utf-8")
+            keys = sorted(self._document)  # the text's order (canonical): each array's end is where the next key starts
             for name, value in _values(self.ledger):
                 if name not in self._document:
                     continue
                 old = self._document[name]
                 if isinstance(value, tuple) and _records(value) and isinstance(old, list) and len(old) == len(value):
-                    from shiftgit.ledger.record import round_trips
-
                     # An item whose model gives back its JSON keeps it (a flat record with every field: known
                     # without building it, round_trips), else the model's JSON, kept only when it is the same.
                     items = [Item(r, data if type(data) is dict and round_trips(type(r), data) else r.to_dict())
                              for r, data in zip(value, old, strict=True)]
-                    for item, piece in zip(items, _slices(text, name, len(items)), strict=False):
+                    pieces = _slices(text, name, len(items), _next(keys, name)) if items else []
+                    for item, piece in zip(items, pieces, strict=False):
                         item.text = piece  # the bytes are canonical (shiftgit wrote them): its text as it is
                     items = [i for i, data in zip(items, old, strict=True) if i.json is data or i.json == data]
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
@@ -183,24 +189,38 @@ def canonical(parts: dict[str, Part]) -> bytes:
     """`canonical_bytes` of the parts' document, from their texts (sorted keys, two-space indent)."""
     if not parts:
         return b"{}\n"
-    lines = [f"  {rawjson.encode_basestring(name)}: {parts[name].canonical()}" for name in sorted(parts)]
-    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+    out = ["{\n"]  # pieces, joined once: a 1 MiB ledger is not copied from one temporary string to the next
+    for name in sorted(parts):
+        out.append(f"  {rawjson.encode_basestring(name)}: ")
+        parts[name].add_to(out)
+        out.append(",\n")
+    out[-1] = "\n}\n"
+    return "".join(out).encode("utf-8")
 
 
-def _slices(text: str, name: str, count: int) -> list[str]:
-    """The canonical texts of the COUNT items of top-level array NAME in canonical `text` ([] if not found).
+def _slices(text: str, name: str, count: int, after: str | None) -> list[str]:
+    """The canonical texts of the COUNT items of top-level array NAME in canonical `text` ([] if not found);
+    AFTER: the top-level key that follows NAME in `text` (None: NAME is the last).
 
     At depth 1 a line is indented two spaces, an item of a top-level array starts four spaces in, and
     the lines inside it six or more (a string holds no raw line break): those markers are unambiguous.
+    The array's end is searched for from the end of `text` (what follows it is small next to 1,000 effects:
+    a search forward read the whole array, slowly, for a needle of spaces and a line break).
     """
     head = f"\n  {rawjson.encode_basestring(name)}: [\n    "
+    tail = "\n  ]\n}\n" if after is None else f"\n  ],\n  {rawjson.encode_basestring(after)}: "
     start = text.find(head)
-    end = text.find("\n  ]", start) if start >= 0 else -1
+    end = text.rfind(tail, start + len(head)) if start >= 0 else -1
     if end < 0:
         return []
     pieces = text[start + len(head):end].split(",\n    {")
     pieces = pieces[:1] + ["{" + piece for piece in pieces[1:]]
     return pieces if len(pieces) == count else []
+
+
+def _next(keys: list[str], name: str) -> str | None:
+    at = keys.index(name) + 1
+    return keys[at] if at < len(keys) else None
 
 
 def _text(value: Any, depth: int) -> str:
@@ -220,10 +240,60 @@ def _values(ledger: Ledger) -> list[tuple[str, object]]:
     return list(values.items())
 
 
+# Per flat record class (no field holds records): each field and the JSON type its converter takes whole.
+_SHAPES: dict[type, tuple[frozenset[str], tuple[tuple[str, Any], ...]] | None] = {}
+
+
+def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
+    """`cls.from_dict(data).to_dict() == data`, known without building either: a flat record class, every field
+    present in DATA, each list or object where the field's converter makes a tuple or a mapping of it. False
+    when unsure (a record inside, a missing field): the caller then builds and compares."""
+    if cls not in _SHAPES:
+        from shiftgit.ledger.record import Record, fields_of, kind_of
+
+        shape = [(f.name, _json_type(kind_of(f))) for f in fields_of(cls) if f.name != "extra"]
+        _SHAPES[cls] = None if any(need is Record for _, need in shape) else (
+            frozenset(name for name, _ in shape), tuple((name, need) for name, need in shape if need is not None))
+    known = _SHAPES[cls]
+    if known is None or not known[0].issubset(data):  # every field present: then only the typed ones to look at
+        return False
+    for name, need in known[1]:
+        value = data[name]
+        if value is None:
+            continue
+        if need is dict or need is list:
+            if type(value) is not need:
+                return False
+        elif type(value) is not list or not _OBJECT_OR_NULL.issuperset(map(type, value)):
+            return False  # need: a tuple of mappings, each made with dict()
+    return True
+
+
+_OBJECT_OR_NULL = frozenset({dict, type(None)})
+
+
+def _json_type(kind: Any) -> Any:
+    """What `_converter(kind)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
+    "mappings" (a list of objects), or Record (a record inside: not flat)."""
+    from shiftgit.ledger.record import Record
+
+    if isinstance(kind, tuple):
+        if kind[0] == "|":
+            inner = [k for k in kind[1] if k is not None]
+            return _json_type(inner[0]) if len(inner) == 1 else None
+        if kind[0] == "tuple":
+            item = _json_type(kind[1])
+            return list if item is None else Record if item is Record else "mappings" if item is dict else Record
+        return dict if kind[0] == "mapping" else None
+    if isinstance(kind, type) and issubclass(kind, Record):
+        return Record
+    return None
+
+
 def _records(value: object) -> bool:
     from shiftgit.ledger.record import Record
 
-    return isinstance(value, tuple) and all(isinstance(v, Record) for v in value)
+    return isinstance(value, tuple) and all(map(isinstance, value, repeat(Record)))  # C's loop: 1,000 effects
 
 
 @cache

@@ -19,6 +19,7 @@ import builtins
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
+from operator import itemgetter
 from typing import Any
 
 TYPE_CHECKING = False
@@ -103,49 +104,6 @@ def _converter(kind: Any) -> Converter:
     return None
 
 
-# Per flat record class (no field holds records): each field and the JSON type its converter takes whole.
-_SHAPES: dict[type, tuple[frozenset[str], tuple[tuple[str, Any], ...]] | None] = {}
-
-
-def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
-    """`cls.from_dict(data).to_dict() == data`, known without building either: a flat record class, every field
-    present in DATA, each list or object where the field's converter makes a tuple or a mapping of it. False
-    when unsure (a record inside, a missing field): the caller then builds and compares."""
-    if cls not in _SHAPES:
-        shape = [(f.name, _json_type(kind_of(f))) for f in fields_of(cls) if f.name != "extra"]
-        _SHAPES[cls] = None if any(need is Record for _, need in shape) else (
-            frozenset(name for name, _ in shape), tuple((name, need) for name, need in shape if need is not None))
-    known = _SHAPES[cls]
-    if known is None or not known[0].issubset(data):  # every field present: then only the typed ones to look at
-        return False
-    for name, need in known[1]:
-        value = data[name]
-        if value is None:
-            continue
-        if need is dict or need is list:
-            if type(value) is not need:
-                return False
-        elif type(value) is not list or any(v is not None and type(v) is not dict for v in value):
-            return False  # need: a tuple of mappings, each made with dict()
-    return True
-
-
-def _json_type(kind: Any) -> Any:
-    """What `_converter(kind)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
-    "mappings" (a list of objects), or Record (a record inside: not flat)."""
-    if isinstance(kind, tuple):
-        if kind[0] == "|":
-            inner = [k for k in kind[1] if k is not None]
-            return _json_type(inner[0]) if len(inner) == 1 else None
-        if kind[0] == "tuple":
-            item = _json_type(kind[1])
-            return list if item is None else Record if item is Record else "mappings" if item is dict else Record
-        return dict if kind[0] == "mapping" else None
-    if isinstance(kind, type) and issubclass(kind, Record):
-        return Record
-    return None
-
-
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -224,8 +182,19 @@ def _replace(obj: Any, /, **changes: Any) -> Any:
 def _made(cls: type[R], values: dict[str, Any]) -> R:
     """A record of CLS from a value for each of its fields: what its `__init__` sets, in order, without calling it."""
     made = object.__new__(cls)
-    made.__dict__.update({name: values[name] for name in cls.__record_fields__})  # type: ignore[attr-defined]
+    names, get = _ORDER.get(cls) or _order(cls)
+    made.__dict__.update(zip(names, get(values), strict=False))  # C's loops: 1,000 effects read per write
     return made
+
+
+_ORDER: dict[type, tuple[tuple[str, ...], Callable[[dict[str, Any]], tuple[Any, ...]]]] = {}
+
+
+def _order(cls: Any) -> tuple[tuple[str, ...], Callable[[dict[str, Any]], tuple[Any, ...]]]:
+    """A record class's field names in order, and a getter of their values (one name more: always a tuple)."""
+    names = tuple(cls.__record_fields__)
+    _ORDER[cls] = (names, itemgetter(*names, names[0]))
+    return _ORDER[cls]
 
 
 def _build(cls: type[R]) -> type[R]:
@@ -326,15 +295,20 @@ class Record:
     @classmethod
     def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
         fields, names = _plan(cls)
-        kwargs = {k: v for k, v in data.items() if k in names}
-        extra = {k: v for k, v in data.items() if k not in names} if len(kwargs) != len(data) else {}
+        if len(data) == len(fields) and names.issuperset(data):  # every field, nothing else: what shiftgit writes
+            kwargs: dict[str, Any] = dict(data)
+            extra: dict[str, Any] = {}
+        else:
+            kwargs = {k: v for k, v in data.items() if k in names}
+            extra = {k: v for k, v in data.items() if k not in names} if len(kwargs) != len(data) else {}
         for name, convert in _CONVERTED[cls]:
             value = kwargs.get(name)
             if value is not None:
                 kwargs[name] = convert(value)
         if len(kwargs) != len(fields):  # a field left to its default (or missing): as __init__ does it
             return cls(**kwargs, extra=extra)
-        return _made(cls, {**kwargs, "extra": extra})
+        kwargs["extra"] = extra
+        return _made(cls, kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.extra)

@@ -25,7 +25,7 @@ from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
-from shiftgit.ledger.reading import read_ledgers
+from shiftgit.ledger.reading import GcPaused, read_ledgers
 from shiftgit.ledger.runids import RUN_ID as _RUN_ID
 from shiftgit.ledger.runids import run_id_problem, validate_run_id
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -161,10 +161,11 @@ class Store:
         seen = self._seen.get(run)
         if seen is not None and seen.data == data and seen.ledger is not None:
             return seen.ledger
-        document = self._known(data, migrate=True) if seen is None or seen.data != data else rawjson.loads(data)
+        with GcPaused():  # a big ledger's JSON and records: see reading.GcPaused
+            document = self._known(data, migrate=True) if seen is None or seen.data != data else rawjson.loads(data)
+            ledger = self._checked(run, data) if document is None else Ledger.from_dict(document)
         if document is None:
-            return self._checked(run, data)
-        ledger = Ledger.from_dict(document)
+            return ledger
         written = True if seen is not None and seen.data == data else None  # None: asked when a write needs it
         self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
@@ -290,7 +291,7 @@ class Store:
         """
         from shiftgit.ledger.budgets import accrue
 
-        with self.lock(run):
+        with self.lock(run), GcPaused():  # the read, the change and the write build and drop many objects
             self._writable(run)
             before = self.read(run)
             ledger = accrue(before, change(before))
