@@ -19,7 +19,7 @@ from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
 TYPES = {"commit": 1, "tree": 2, "blob": 3}
 PACK_MIN = 64  # fewer new files than this: git writes them loose (a pack per small checkpoint would pile packs up;
@@ -89,7 +89,7 @@ RECORD = "prepacked"  # in <git-dir>/shift/: the files the last prepack found in
 
 def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[str]:
     """The `sh` that builds the work tree's tree (BUILD), with the packer when the object store is shiftgit's to
-    write (`allowed`). The packer is a process (`python -S`, stdlib only, ~15 ms to start), not a thread: reading a
+    write (`object_dir`). The packer is a process (`python -S`, stdlib only, ~15 ms to start), not a thread: reading a
     thousand files is thousands of short system calls, and in a thread each must win the interpreter lock back
     while the caller's thread imports its code (150 ms, not 50, so)."""
     import sys
@@ -98,7 +98,7 @@ def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
     packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
               os.path.join(git_dir, "shift", RECORD)]
-    return ["sh", "-c", BUILD, "sh", *(packer if allowed(common_dir) else [])]
+    return ["sh", "-c", BUILD, "sh", *(packer if object_dir(common_dir, os.environ) else [])]
 
 
 def main(args: list[str]) -> None:
@@ -246,13 +246,21 @@ def _install(objects: str, pack: bytes, index: bytes, checksum: bytes) -> None:
         os.replace(tmp, name + suffix)
 
 
-def allowed(common_dir: str) -> bool:
-    """Whether `prepack` may write into this repository's object store: not one named elsewhere by the environment,
-    nor a shared one (`core.sharedRepository`: git sets its files' permissions for the group)."""
-    if any(os.environ.get(name) for name in ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH")):
-        return False
+OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
+OBJECT_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
+
+
+def object_dir(common_dir: str | None, env: Mapping[str, str]) -> str | None:
+    """The object directory of the repository whose common git dir is COMMON_DIR, when shiftgit may write objects
+    into it itself (loose ones: rawgit.write_loose; a pack: `prepack`); None when git must: the directory is
+    unknown or missing, ENV points git at other object directories, or the config may ask git for more than plain
+    files (shared permissions, a second object format, fsync, or an included file that could say so)."""
+    if common_dir is None or any(env.get(name) for name in OBJECT_VARS):
+        return None
+    objects = os.path.join(common_dir, "objects")
     try:
         with open(os.path.join(common_dir, "config"), "rb") as handle:
-            return b"sharedrepository" not in handle.read().lower()
+            config = handle.read().lower()
     except OSError:
-        return False
+        return None
+    return objects if not any(word in config for word in OBJECTS_ASIDE) and os.path.isdir(objects) else None

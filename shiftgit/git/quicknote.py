@@ -39,6 +39,7 @@ from shiftgit.git.rawgit import (
     write_loose,
 )
 from shiftgit.git.rawledger import is_run_id
+from shiftgit.packs import object_dir
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -238,13 +239,11 @@ def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data
     return rc == 0
 
 
-_OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
 
 
 def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) -> bool:
     """Put the objects into the repository (at the top of its work tree): written loose here, one git process
-    less; through `git unpack-objects` when the repository's config may ask git for more than plain loose
-    objects (shared permissions, a second object format, fsync, or an included file that could say so)."""
+    less, where shiftgit may write them itself (packs.object_dir); else through `git unpack-objects`."""
     gitdir = _git_dir()
     try:
         if gitdir is None:
@@ -253,11 +252,10 @@ def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) ->
         if os.path.exists(os.path.join(gitdir, "commondir")):  # a linked worktree's objects are the main one's
             with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as src:
                 common = os.path.join(gitdir, src.read().strip())
-        with open(os.path.join(common, "config"), "rb") as src:
-            config = src.read().lower()
-        if any(word in config for word in _OBJECTS_ASIDE) or not os.path.isdir(os.path.join(common, "objects")):
+        objects_dir = object_dir(common, env)
+        if objects_dir is None:
             raise OSError("git writes the objects")
-        write_loose(objects, width, os.path.join(common, "objects"))
+        write_loose(objects, width, objects_dir)
         return True
     except (OSError, UnicodeError):
         rc, _ = run(["unpack-objects", "-q"], env, pack(objects, width))

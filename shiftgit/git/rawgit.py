@@ -90,23 +90,18 @@ def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str
             and run([*where, "update-ref", "-m", message, "--stdin"], env, text)[0] == 0)
 
 
-OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
-OBJECT_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
-
-
 def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]], width: int,
                   common: str | None) -> bool:
     """OBJECTS put into the repository whose common git dir is COMMON: written loose here (`write_loose`), one
-    git process less, unless the repository's config may ask git for more than plain loose objects (shared
-    permissions, a second object format, fsync, or an included file that could say so), ENV points git at
-    other object directories, or COMMON is unknown; then by one `unpack-objects`. False when that failed."""
-    if common is not None and not any(env.get(name) for name in OBJECT_VARS):
+    git process less, where shiftgit may write them itself (packs.object_dir); else, or when that write fails, by
+    one `unpack-objects`. False when that failed."""
+    from shiftgit.packs import object_dir
+
+    where_to = object_dir(common, env)
+    if where_to is not None:
         try:
-            with open(os.path.join(common, "config"), "rb") as src:
-                config = src.read().lower()
-            if not any(word in config for word in OBJECTS_ASIDE) and os.path.isdir(os.path.join(common, "objects")):
-                write_loose(objects, width, os.path.join(common, "objects"))
-                return True
+            write_loose(objects, width, where_to)
+            return True
         except OSError:
             pass  # git writes them
     return run([*where, "unpack-objects", "-q"], env, pack(objects, width))[0] == 0

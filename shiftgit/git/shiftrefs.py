@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 
 from shiftgit.errors import GitError
 from shiftgit.git import headref, rawgit
+from shiftgit.packs import OBJECT_VARS
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -129,7 +130,7 @@ def file_id(repo: Repo, ref: str, name: str, width: int) -> tuple[str | None, st
     commit = headref.read_ref(common, ref)
     if commit is None:
         return None, None
-    if commit == headref.ASK_GIT or len(commit) != width or any(os.environ.get(v) for v in rawgit.OBJECT_VARS):
+    if commit == headref.ASK_GIT or len(commit) != width or any(os.environ.get(v) for v in OBJECT_VARS):
         return None
     objects = os.path.join(common, "objects")
     found = rawgit.read_loose(objects, commit)
