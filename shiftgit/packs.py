@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from shiftgit import memo
 from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -201,14 +202,7 @@ def _load(record: str) -> dict[bytes, bytes]:
 
 
 def _save(record: str, kept: dict[bytes, bytes]) -> None:
-    tmp = f"{record}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(record), exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(b"".join(b"%s\0%s\0" % (stamp, path) for path, stamp in kept.items()))
-        os.replace(tmp, record)
-    except OSError:
-        pass
+    memo.replace(record, b"".join(b"%s\0%s\0" % (stamp, path) for path, stamp in kept.items()))
 
 
 def _index(listed: list[tuple[bytes, int, int]], checksum: bytes, width: int) -> bytes:

@@ -91,20 +91,14 @@ def known(repo: Repo) -> dict[str, tuple[int, int]]:
 
 def remember(repo: Repo, pairs: dict[str, tuple[int, int]]) -> None:
     """Add these commits' (epoch, seq) to `KNOWN`: a cache, a failed write loses no record."""
-    import os
+    from shiftgit import memo
 
     seen = known(repo)
     if all(seen.get(commit) == pair for commit, pair in pairs.items()):
         return
     seen.update(pairs)
-    path = repo.common_dir / "shift" / KNOWN
-    tmp = path.with_name(f".{KNOWN}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(exist_ok=True)
-        tmp.write_text(rawjson.dumps({k: list(v) for k, v in list(seen.items())[-KNOWN_KEPT:]}), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    kept = {k: list(v) for k, v in list(seen.items())[-KNOWN_KEPT:]}
+    memo.replace(str(repo.common_dir / "shift" / KNOWN), rawjson.dumps(kept).encode("utf-8"))
 
 
 def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clone: str | None,

@@ -6,12 +6,11 @@ without notes or snapshot refs: the ledger in the tree is the source.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from shiftgit import rawjson
+from shiftgit import memo, rawjson
 from shiftgit.errors import GitError
 from shiftgit.repo import DIFF_TREE, SHIFT_DIR, FileEntry, Repo, clean_env, files_of, parse_changes
 
@@ -178,42 +177,35 @@ def diff_files(repo: Repo, old: str | None, new: str) -> list[FileEntry]:
     if old == new:
         return []
     argv = [*DIFF_TREE, old or repo.empty_tree, new]
-    memo = os.path.join(str(repo.git_dir), "shift", DIFF_MEMO)
+    kept = os.path.join(str(repo.git_dir), "shift", DIFF_MEMO)
     head = f"{argv[-2]} {argv[-1]}\n".encode()
-    raw = _recalled(memo, head)
+    raw = _recalled(kept, head)
     if raw is None:
         proc = run_git(repo.root, dict(os.environ), argv)
         if proc.returncode != 0:
             raise GitError(argv, proc.stderr.decode("utf-8", "replace"))
         raw = proc.stdout
-        _remember(memo, head + raw)
+        _remember(kept, head + raw)
     return files_of(parse_changes(raw.decode("utf-8", "surrogateescape")))
 
 
 DIFF_MEMO = "worktree.diff"  # the last diff_files answer: two trees' ids, then what diff-tree said
 
 
-def _recalled(memo: str, head: bytes) -> bytes | None:
+def _recalled(path: str, head: bytes) -> bytes | None:
     """What diff-tree said for these two trees, when it was the last question (two ids name the same diff forever):
     an end of turn that holds again on the same edits asks no git."""
     try:
-        with open(memo, "rb") as handle:
+        with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
     return data[len(head):] if data.startswith(head) else None
 
 
-def _remember(memo: str, data: bytes) -> None:
-    """Memory, not record: written whole (temp file, rename); a failure only costs the next call a diff-tree."""
-    tmp = f"{memo}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, memo)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+def _remember(path: str, data: bytes) -> None:
+    """Memory, not record (shiftgit/memo.py): a failure only costs the next call a diff-tree."""
+    memo.replace(path, data)
 
 
 def committed_checkpoint_id(repo: Repo, commit: str, rel_path: str) -> str | None:

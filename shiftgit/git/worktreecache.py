@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 
+from shiftgit import memo
 from shiftgit.git import rawgit
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -130,14 +131,8 @@ def _read(path: str) -> tuple[str, str] | None:
 
 
 def _write(path: str, key: str, tree: str) -> None:
-    """Memory, not record: written whole (temp file, rename); a failure only costs the next call a build."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(f"{key}\n{tree}\n")
-        os.replace(tmp, path)
-    except OSError:
-        _remove(tmp)
+    """Memory, not record (shiftgit/memo.py): a failure only costs the next call a build."""
+    memo.replace(path, f"{key}\n{tree}\n".encode("utf-8", "surrogateescape"))
 
 
 def _remove(path: str) -> None:
