@@ -66,20 +66,23 @@ def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
 
 
 # The work tree's tree (repo.TreeBuild), built in the private index GIT_INDEX_FILE names: `.shift/` dropped from it
-# while `ls-files` lists the changed and new files into "$GIT_INDEX_FILE.list" for the packer (`main`: the
-# arguments, when given), started only when the listing is long enough to name PACK_MIN files (LISTED bytes: a
-# Python start saved at every small checkpoint); the entries the packer knows (shiftgit/staging.py) by
-# `update-index --index-info`, `git add` on the rest of its paths, `git write-tree`; else (no such entries, or any of
-# those failed) `git add -A` and `git write-tree`, whose tree is the output. The listing and the packer's files are
-# removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
-# -f: the private copy of the index may hold staged .shift/ bytes that differ from both the file and HEAD (dropped
-# here before `add`: rm refuses that without it)
+# while `ls-files` lists the changed and new files for the packer (`main`: the arguments, when given): into
+# "$GIT_INDEX_FILE.list", the packer started only when that names PACK_MIN files (LISTED bytes: a Python start saved
+# at every small checkpoint); or, "early" first (`_large`), piped into the packer started beside it. Then the entries
+# the packer knows (shiftgit/staging.py) by `update-index --index-info`, `git add` on the rest of its paths, `git
+# write-tree`; else (no such entries, or any of those failed) `git add -A`, `git write-tree`: its tree is the output.
+# The listing and the packer's files are removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else
+# write-tree's status. -f: the private copy of the index may hold staged .shift/ bytes that differ from both the
+# file and HEAD (dropped here before `add`: rm refuses that without it)
 DROP = ("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", ":/.shift")
 ADD = ("add", "-A", "--", ":/", ":(top,exclude).shift")
 LIST = ("ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--", ":/", ":(top,exclude).shift")
 LISTED = PACK_MIN * 8  # 8 bytes an entry: "C ", a path of 5, the NUL
 BUILD = f"""git {" ".join(f"'{a}'" for a in DROP)} &
-if [ $# -gt 0 ]; then
+if [ "$1" = early ]; then
+  shift
+  git {" ".join(f"'{a}'" for a in LIST)} 2>/dev/null | "$@" >/dev/null 2>&1
+elif [ $# -gt 0 ]; then
   git {" ".join(f"'{a}'" for a in LIST)} >"$GIT_INDEX_FILE.list" 2>/dev/null
   if [ "$(wc -c <"$GIT_INDEX_FILE.list")" -ge {LISTED} ]; then "$@" <"$GIT_INDEX_FILE.list" >/dev/null 2>&1; fi
 fi
@@ -106,7 +109,20 @@ def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
     packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
               os.path.join(git_dir, "shift", RECORD)]
-    return ["sh", "-c", BUILD, "sh", *(packer if object_dir(common_dir, os.environ) else [])]
+    if not object_dir(common_dir, os.environ):
+        return ["sh", "-c", BUILD, "sh"]
+    return ["sh", "-c", BUILD, "sh", *(["early"] if _large(git_dir) else []), *packer]
+
+
+def _large(git_dir: str) -> bool:
+    """The last build packed PACK_MIN or more files (RECORD written) and the index is older than that (no commit or
+    `git add` since, which would have made most of them unchanged): start the packer beside `ls-files`, its
+    listing piped in (its Python start-up then no longer waits for the listing; with a short listing it ends)."""
+    try:
+        return os.stat(os.path.join(git_dir, "shift", RECORD)).st_mtime_ns > os.stat(
+            os.path.join(git_dir, "index")).st_mtime_ns
+    except OSError:
+        return False
 
 
 def main(args: list[str]) -> None:
