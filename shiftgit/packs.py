@@ -94,7 +94,7 @@ if [ -s "$i{staging.INFO}" ] && git update-index -z --index-info <"$i{staging.IN
 git {" ".join(f"'{a}'" for a in ADD)} >/dev/null || exit 91
 exec git write-tree
 """
-LEFT = (staging.INFO, staging.REST, staging.ATTRS)  # beside the private index: the packer's files
+LEFT = (staging.INFO, staging.INFO + ".tmp", staging.REST, staging.ATTRS)  # the packer's files, beside the index
 RECORD = "prepacked-v2"  # in <git-dir>/shift/: the files the last prepack found in the store, by their stat
 
 
@@ -174,9 +174,9 @@ def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record:
     RECORD (a file): the paths whose blobs the last prepack left in the store, with their stat and blob id then. A
     file still so is not read again: `ls-files` lists every file that differs from the index, and the copy of the
     index a build starts from is the real one, which a checkpoint does not refresh (without it, each checkpoint
-    would pack again every file changed since the last commit). Only a stat older than the record is trusted (a
-    file rewritten within the clock's tick of its reading has the same stat). Wrong or lost, it only costs `git
-    add` a loose object, or the build its `git add`.
+    would pack again every file changed since the last commit). Its blob ids become index entries (staging.py), so a
+    stat is trusted only when older than the record, as git trusts an index entry only when older than the index (a
+    file rewritten within the clock's tick of its reading keeps its stat). Lost, it only costs reading them again.
 
     STAGED, when given, gets path -> (mode, blob id) for each file whose blob is in the store (packed now, or by an
     earlier prepack) and holds no carriage return; path -> None for a path that is gone (see staging.py)."""

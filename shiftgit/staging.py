@@ -117,8 +117,9 @@ def write(index: str, entries: dict[bytes, tuple[int, str]], removed: Iterable[b
     lines += [b"%o %s\t%s\0" % (mode, oid.encode(), path) for path, (mode, oid) in entries.items()]
     with open(index + REST, "wb") as handle:
         handle.write(b"".join(path + b"\0" for path in rest))
-    with open(index + INFO, "wb") as handle:
+    with open(index + INFO + ".tmp", "wb") as handle:  # renamed whole into place: never a cut entry for update-index
         handle.write(b"".join(lines))
+    os.replace(index + INFO + ".tmp", index + INFO)
 
 
 def _remove(path: str) -> None:

@@ -129,6 +129,7 @@ def test_after_a_large_build_the_packer_starts_beside_ls_files(tmp_path: Path) -
     before = {p.name for p in (repo.path / ".git" / "objects" / "pack").glob("*.pack")}
     assert GitRepo.open(repo.path).worktree_tree() == git_alone(repo)
     assert len({p.name for p in (repo.path / ".git" / "objects" / "pack").glob("*.pack")} - before) == 1
+    assert not [p.name for p in (repo.path / ".git" / "shift").iterdir() if p.name.startswith("index.")]  # nothing left
     repo.commit("all of it")  # the index newer than the record: most files unchanged now, no early packer
     assert "early" not in packs.build_command(str(repo.path), str(repo.path / ".git"), str(repo.path / ".git"), 40)
 
