@@ -155,8 +155,9 @@ def main(args: list[str]) -> None:
             known = staged.get(path, ())
             if known and path in allowed:
                 entries[path] = known
-            elif known is None and tag == b"C":
-                removed.append(path)
+            elif known is None:  # gone: a tracked file's removal; an untracked one, nothing to add
+                if tag == b"C":
+                    removed.append(path)
             elif path not in entries:
                 rest.append(path)
         try:

@@ -17,7 +17,7 @@ from shiftgit.repo import Repo as GitRepo
 MANY = packs.PACK_MIN + 6
 
 
-def packer_says(repo: Repo) -> tuple[dict[str, str], list[str]]:
+def packer_says(repo: Repo, extra: bytes = b"") -> tuple[dict[str, str], list[str]]:
     """What the build's packer leaves for `update-index` (path -> "mode id") and for `git add` (paths), run as the
     build runs it: the listing of `ls-files` in a copy of the index."""
     index = repo.path / ".git" / "probe.idx"
@@ -27,7 +27,7 @@ def packer_says(repo: Repo) -> tuple[dict[str, str], list[str]]:
     argv = packs.build_command(str(repo.path), str(repo.path / ".git"), str(repo.path / ".git"), 40)[4:]
     argv = argv[1:] if argv[:1] == ["early"] else argv
     assert argv, "the store is the packer's to write"
-    subprocess.run(argv, cwd=repo.path, env=env, input=listing, check=True)
+    subprocess.run(argv, cwd=repo.path, env=env, input=listing + extra, check=True)
     info, rest = Path(f"{index}{staging.INFO}"), Path(f"{index}{staging.REST}")
     entries = {}
     for line in info.read_bytes().split(b"\0") if info.exists() else []:
@@ -68,12 +68,13 @@ def many_changes(tmp_path: Path) -> Repo:
 
 def test_plain_files_are_staged_and_the_rest_left_to_git_add(tmp_path: Path) -> None:
     repo = many_changes(tmp_path)
-    entries, left = packer_says(repo)
+    entries, left = packer_says(repo, b"? gone-untracked.txt\0C gone/tracked.txt\0")  # gone since ls-files listed them
     blob = repo.git("hash-object", "src/f0.py").strip()
     assert entries["src/f0.py"] == f"100644 {blob}"
     assert all(f"src/f{n}.py" in entries for n in range(MANY))
     assert entries["tool.sh"].startswith("100755 ") and entries["new.sh"].startswith("100755 ")
-    assert entries["gone.txt"] == "0 " + "0" * 40  # removed
+    assert entries["gone.txt"] == entries["gone/tracked.txt"] == "0 " + "0" * 40  # removed
+    assert "gone-untracked.txt" not in entries  # nothing to add
     assert entries["dir_or_file/inside.txt"].startswith("100644 ")
     # end of line, a file become a folder, a symlink, attributes
     assert sorted(left) == ["crlf.txt", "dir_or_file", "link", "notes.up", "stamp.id"]
