@@ -77,6 +77,12 @@ def _main(args: list[str], process: bool) -> int:
             return code
     if process and args[:1] in (["checkpoint"], ["check"], ["effect"], ["verify"]):
         _defer_url_parsing(regex=False)  # pathlib's urllib.parse (for Path.as_uri alone): imported on first use
+        import gc
+
+        # No cycle collector in this process: loading its modules alone started ~30 collections (~2-3 ms, each
+        # walking objects that live as long as the process); what it builds is freed by reference counts (the
+        # ledger's JSON and records hold no cycles: ledger/reading.GcPaused), and it exits when the command ends.
+        gc.disable()
     if args[:1] in (["checkpoint"], ["check"], ["verify"]) and not {"-h", "--help", "--retire", "--chain"} & set(args):
         # git hashes the work tree while the command loads (the tree a checkpoint records, a check or verify compares)
         from shiftgit.repo import begin_worktree_tree
