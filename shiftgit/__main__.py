@@ -75,6 +75,14 @@ def _main(args: list[str], process: bool) -> int:
         code = quick(args)
         if code is not None:
             return code
+    if process and args[:1] in (["checkpoint"], ["check"], ["effect"], ["verify"]):
+        _defer_url_parsing(regex=False)  # pathlib's urllib.parse (for Path.as_uri alone): imported on first use
+        import gc
+
+        # No cycle collector in this process: loading its modules alone started ~30 collections (~2-3 ms, each
+        # walking objects that live as long as the process); what it builds is freed by reference counts (the
+        # ledger's JSON and records hold no cycles: ledger/reading.GcPaused), and it exits when the command ends.
+        gc.disable()
     if args[:1] in (["checkpoint"], ["check"], ["verify"]) and not {"-h", "--help", "--retire", "--chain"} & set(args):
         # git hashes the work tree while the command loads (the tree a checkpoint records, a check or verify compares)
         from shiftgit.repo import begin_worktree_tree
@@ -139,8 +147,9 @@ class _DeferredModule(type(sys)):  # type: ignore[misc]  # types.ModuleType, wit
 _NOT_PACKAGES = ("urllib.parse",)
 
 
-def _defer_url_parsing() -> None:
-    """`urllib.parse` and `re` stand-ins until something uses them (an agent hook's process)."""
+def _defer_url_parsing(regex: bool = True) -> None:
+    """`urllib.parse` and (REGEX) `re` stand-ins until something uses them (an agent hook's process; `regex=False`:
+    a command whose modules use `re` anyway, then through the stand-in at every call)."""
     if "urllib.parse" not in sys.modules:
         import urllib  # an empty package
 
@@ -149,7 +158,7 @@ def _defer_url_parsing() -> None:
             _real_module("urllib.parse").quote_from_bytes(*args, **kwargs))
         sys.modules["urllib.parse"] = stand_in
         setattr(urllib, "parse", stand_in)  # noqa: B010  # what an import of a submodule sets
-    if "re" not in sys.modules:
+    if regex and "re" not in sys.modules:
         sys.modules["re"] = _DeferredModule("re")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from shiftgit import memo
+from shiftgit import memo, staging
 from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -66,26 +66,36 @@ def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
 
 
 # The work tree's tree (repo.TreeBuild), built in the private index GIT_INDEX_FILE names: `.shift/` dropped from it
-# while `ls-files` lists the changed and new files into "$GIT_INDEX_FILE.list" for the packer (`main`: the
-# arguments, when given), started only when the listing is long enough to name PACK_MIN files (LISTED bytes: a
-# Python start saved at every small checkpoint); `git add -A`; `git write-tree`, whose tree is the output. The
-# listing is removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else write-tree's status.
-# -f: the private copy of the index may hold staged .shift/ bytes that differ from both the file and HEAD (dropped
-# here before `add`: rm refuses that without it)
+# while `ls-files` lists the changed and new files for the packer (`main`: the arguments, when given): into
+# "$GIT_INDEX_FILE.list", the packer started only when that names PACK_MIN files (LISTED bytes: a Python start saved
+# at every small checkpoint); or, "early" first (`_large`), piped into the packer started beside it. Then the entries
+# the packer knows (shiftgit/staging.py) by `update-index --index-info`, `git add` on the rest of its paths, `git
+# write-tree`; else (no such entries, or any of those failed) `git add -A`, `git write-tree`: its tree is the output.
+# The listing and the packer's files are removed by TreeBuild.close. Exit 90: DROP failed, 91: ADD failed; else
+# write-tree's status. -f: the private copy of the index may hold staged .shift/ bytes that differ from both the
+# file and HEAD (dropped here before `add`: rm refuses that without it)
 DROP = ("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", ":/.shift")
 ADD = ("add", "-A", "--", ":/", ":(top,exclude).shift")
 LIST = ("ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--", ":/", ":(top,exclude).shift")
 LISTED = PACK_MIN * 8  # 8 bytes an entry: "C ", a path of 5, the NUL
 BUILD = f"""git {" ".join(f"'{a}'" for a in DROP)} &
-if [ $# -gt 0 ]; then
+if [ "$1" = early ]; then
+  shift
+  git {" ".join(f"'{a}'" for a in LIST)} 2>/dev/null | "$@" >/dev/null 2>&1
+elif [ $# -gt 0 ]; then
   git {" ".join(f"'{a}'" for a in LIST)} >"$GIT_INDEX_FILE.list" 2>/dev/null
   if [ "$(wc -c <"$GIT_INDEX_FILE.list")" -ge {LISTED} ]; then "$@" <"$GIT_INDEX_FILE.list" >/dev/null 2>&1; fi
 fi
 wait $! || exit 90
+i="$GIT_INDEX_FILE"
+if [ -s "$i{staging.INFO}" ] && git update-index -z --index-info <"$i{staging.INFO}" 2>/dev/null &&
+  {{ [ ! -s "$i{staging.REST}" ] || git --literal-pathspecs add -A --pathspec-file-nul \\
+    --pathspec-from-file="$i{staging.REST}" >/dev/null 2>&1; }} && git write-tree 2>/dev/null; then exit 0; fi
 git {" ".join(f"'{a}'" for a in ADD)} >/dev/null || exit 91
 exec git write-tree
 """
-RECORD = "prepacked"  # in <git-dir>/shift/: the files the last prepack found in the store, by their stat
+LEFT = (staging.INFO, staging.INFO + ".tmp", staging.REST, staging.ATTRS)  # the packer's files, beside the index
+RECORD = "prepacked-v2"  # in <git-dir>/shift/: the files the last prepack found in the store, by their stat
 
 
 def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[str]:
@@ -99,33 +109,80 @@ def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
     packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
               os.path.join(git_dir, "shift", RECORD)]
-    return ["sh", "-c", BUILD, "sh", *(packer if object_dir(common_dir, os.environ) else [])]
+    if not object_dir(common_dir, os.environ):
+        return ["sh", "-c", BUILD, "sh"]
+    return ["sh", "-c", BUILD, "sh", *(["early"] if _large(git_dir) else []), *packer]
+
+
+def _large(git_dir: str) -> bool:
+    """The last build packed PACK_MIN or more files (RECORD written) and the index is older than that (no commit or
+    `git add` since, which would have made most of them unchanged): start the packer beside `ls-files`, its
+    listing piped in (its Python start-up then no longer waits for the listing; with a short listing it ends)."""
+    try:
+        return os.stat(os.path.join(git_dir, "shift", RECORD)).st_mtime_ns > os.stat(
+            os.path.join(git_dir, "index")).st_mtime_ns
+    except OSError:
+        return False
 
 
 def main(args: list[str]) -> None:
     """The packer (`build_command`): ARGS are the work tree, the object directory, the id width and the record;
-    the listing on stdin. Silent: a failure only leaves the files to `git add`."""
+    the listing on stdin. Silent: a failure only leaves the files to `git add`. With the private index's path in
+    GIT_INDEX_FILE, it leaves there the index entries of the files it hashed (shiftgit/staging.py)."""
     import sys
 
-    paths = [name[2:] for name in sys.stdin.buffer.read().split(b"\0") if name[:2] in (b"C ", b"? ")]
-    if len(paths) >= PACK_MIN:
+    listed = [(name[:1], name[2:]) for name in sys.stdin.buffer.read().split(b"\0") if name[:2] in (b"C ", b"? ")]
+    paths = [path for _, path in listed]
+    if len(paths) < PACK_MIN:
+        return
+    index = os.environ.get("GIT_INDEX_FILE")
+    survey = None
+    if index and not any(path.endswith(b"/") for path in paths):  # a nested repository: `git add`'s alone
         try:
-            prepack(args[0], args[1], paths, int(args[2]), args[3])
+            survey = staging.Survey(args[0], paths)
         except OSError:
-            pass  # a full disk, a read-only store: `git add` writes them (or says why it cannot)
+            pass
+    staged: dict[bytes, tuple[int, str] | None] | None = {}
+    try:
+        prepack(args[0], args[1], paths, int(args[2]), args[3], staged)
+    except OSError:
+        staged = None  # a full disk, a read-only store: `git add` writes them (or says why it cannot)
+    allowed = survey.allowed() if survey is not None else None
+    if index and allowed is not None and staged is not None:
+        entries: dict[bytes, tuple[int, str]] = {}
+        removed, rest = [], []
+        for tag, path in listed:
+            known = staged.get(path, ())
+            if known and path in allowed:
+                entries[path] = known
+            elif known is None:  # gone: a tracked file's removal; an untracked one, nothing to add
+                if tag == b"C":
+                    removed.append(path)
+            elif path not in entries:
+                rest.append(path)
+        try:
+            staging.write(index, entries, removed, rest)
+        except OSError:
+            pass
 
 
-def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record: str | None = None) -> set[str]:
+def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record: str | None = None,
+            staged: dict[bytes, tuple[int, str] | None] | None = None) -> set[str]:
     """The blobs of the regular files at PATHS (relative to ROOT) written as one pack into OBJECTS (the object
     directory), when there are PACK_MIN or more; returns their ids. A file that cannot be read, a symlink, a
     directory, one over FILE_MAX: left to git.
 
-    RECORD (a file): the paths whose blobs the last prepack left in the store, with their stat then. A file still
-    so is not read again: `ls-files` lists every file that differs from the index, and the copy of the index a
-    build starts from is the real one, which a checkpoint does not refresh (without it, each checkpoint would pack
-    again every file changed since the last commit). Wrong or lost, it only costs `git add` a loose object."""
+    RECORD (a file): the paths whose blobs the last prepack left in the store, with their stat and blob id then. A
+    file still so is not read again: `ls-files` lists every file that differs from the index, and the copy of the
+    index a build starts from is the real one, which a checkpoint does not refresh (without it, each checkpoint
+    would pack again every file changed since the last commit). Its blob ids become index entries (staging.py), so a
+    stat is trusted only when older than the record, as git trusts an index entry only when older than the index (a
+    file rewritten within the clock's tick of its reading keeps its stat). Lost, it only costs reading them again.
+
+    STAGED, when given, gets path -> (mode, blob id) for each file whose blob is in the store (packed now, or by an
+    earlier prepack) and holds no carriage return; path -> None for a path that is gone (see staging.py)."""
     known = _load(record) if record else {}
-    read, kept = _read(root, paths, known)
+    read, kept = _read(root, paths, known, staged)
     found: set[str] = set()
     if len(read) < PACK_MIN:
         return found
@@ -134,10 +191,14 @@ def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record:
     offset = 12
     import zlib
 
-    for path, data, stamp in read:
-        kept[path] = stamp
+    done: dict[bytes, tuple[int, str]] = {}
+    for path, data, stamp, mode in read:
         oid = hasher(width, len(data) + 32)(b"blob %d\0%s" % (len(data), data))
         key = oid.hexdigest()
+        plain = b"\r" not in data
+        kept[path] = (stamp, key if plain else "")
+        if plain:
+            done[path] = (mode, key)
         if key in found:
             continue
         found.add(key)
@@ -148,29 +209,40 @@ def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record:
     pack = pack_bytes(parts, len(listed), width)
     checksum = pack[-(width // 2):]
     _install(objects, pack, _index(listed, checksum, width), checksum)
+    if staged is not None:
+        staged.update(done)
     if record:
         _save(record, kept)
     return found
 
 
-def _read(root: str, paths: Iterable[bytes], known: dict[bytes, bytes]
-          ) -> tuple[list[tuple[bytes, bytes, bytes]], dict[bytes, bytes]]:
-    """(path, bytes, stat) of each regular file to pack, and path -> stat of those KNOWN still holds as it was."""
+def _read(root: str, paths: Iterable[bytes], known: dict[bytes, tuple[bytes, str]],
+          staged: dict[bytes, tuple[int, str] | None] | None = None
+          ) -> tuple[list[tuple[bytes, bytes, bytes, int]], dict[bytes, tuple[bytes, str]]]:
+    """(path, bytes, stat, mode) of each regular file to pack, and path -> (stat, blob id) of those KNOWN still holds
+    as it was (those go in STAGED, when given, with the paths that are gone)."""
+    import errno
     import stat
 
-    found: list[tuple[bytes, bytes, bytes]] = []
-    kept: dict[bytes, bytes] = {}
+    found: list[tuple[bytes, bytes, bytes, int]] = []
+    kept: dict[bytes, tuple[bytes, str]] = {}
     total = 0
     top = os.open(root, os.O_RDONLY)
     try:
         for path in paths:
             try:
                 info = os.stat(path, dir_fd=top, follow_symlinks=False)
-            except OSError:
+            except OSError as exc:
+                if staged is not None and exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                    staged[path] = None
                 continue
             stamp = b"%d:%d:%d:%d" % (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            if known.get(path) == stamp:
-                kept[path] = stamp
+            mode = 0o100755 if info.st_mode & 0o100 else 0o100644
+            was = known.get(path)
+            if was is not None and was[0] == stamp and stat.S_ISREG(info.st_mode):
+                kept[path] = was
+                if staged is not None and was[1]:
+                    staged[path] = (mode, was[1])
                 continue
             if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_MAX or total + info.st_size > TOTAL_MAX:
                 continue
@@ -185,24 +257,32 @@ def _read(root: str, paths: Iterable[bytes], known: dict[bytes, bytes]
             finally:
                 os.close(fd)
             if len(data) == info.st_size:
-                found.append((path, data, stamp))
+                found.append((path, data, stamp, mode))
                 total += len(data)
     finally:
         os.close(top)
     return found, kept
 
 
-def _load(record: str) -> dict[bytes, bytes]:
+def _load(record: str) -> dict[bytes, tuple[bytes, str]]:
+    """path -> (stat, blob id: "" for a file with a carriage return) of the files whose stat is older than RECORD."""
     try:
         with open(record, "rb") as handle:
+            written = os.fstat(handle.fileno()).st_mtime_ns
             fields = handle.read().split(b"\0")
     except OSError:
         return {}
-    return dict(zip(fields[1::2], fields[0::2], strict=False))
+    known = {}
+    for at in range(0, len(fields) - 2, 3):
+        stamp, oid, path = fields[at:at + 3]
+        times = stamp.split(b":")[2:]
+        if len(times) == 2 and all(t.isdigit() and int(t) < written for t in times):
+            known[path] = (stamp, oid.decode("ascii", "replace"))
+    return known
 
 
-def _save(record: str, kept: dict[bytes, bytes]) -> None:
-    memo.replace(record, b"".join(b"%s\0%s\0" % (stamp, path) for path, stamp in kept.items()))
+def _save(record: str, kept: dict[bytes, tuple[bytes, str]]) -> None:
+    memo.replace(record, b"".join(b"%s\0%s\0%s\0" % (stamp, oid.encode(), path) for path, (stamp, oid) in kept.items()))
 
 
 def _index(listed: list[tuple[bytes, int, int]], checksum: bytes, width: int) -> bytes:

@@ -285,7 +285,8 @@ class TreeBuild:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
         self._finish()
         self.index.unlink(missing_ok=True)
-        Path(f"{self.index}.list").unlink(missing_ok=True)  # `ls-files`' (packs.BUILD)
+        for suffix in (".list", *packs.LEFT):  # `ls-files`' and the packer's (packs.BUILD)
+            Path(f"{self.index}{suffix}").unlink(missing_ok=True)
 
 
 _BEGUN: list[TreeBuild] = []

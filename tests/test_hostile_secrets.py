@@ -163,3 +163,23 @@ def test_a_file_is_judged_by_the_blob_git_made_of_it_not_by_its_bytes_on_disk(ru
     point = run_repo.ledger("demo")["checkpoint"]
     assert {w["path"]: w["rule"] for w in point["withheld"]} == {"secret.cfg": "github-token"}
     assert GITHUB.encode() not in objects(run_repo, refs(run_repo, "refs/shift/"))
+
+
+def test_a_file_read_from_disk_is_read_whole_whatever_its_size(tmp_path: Path) -> None:
+    """One read for a file under a chunk, every chunk of a larger one; bytes that are not the blob: None."""
+    import os
+
+    from shiftgit.git import secretscan
+    from shiftgit.git.rawgit import object_id
+
+    sizes = (0, 10, secretscan._READ - 1, secretscan._READ, secretscan._READ + 1, 3 * secretscan._READ + 7)
+    for size in sizes:
+        (tmp_path / f"f{size}").write_bytes(bytes(n % 251 for n in range(size)))
+    root = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for size in sizes:
+            data = (tmp_path / f"f{size}").read_bytes()
+            assert secretscan._file_blob(root, f"f{size}", object_id("blob", data, 40)) == data
+            assert secretscan._file_blob(root, f"f{size}", object_id("blob", data + b"x", 40)) is None
+    finally:
+        os.close(root)

@@ -115,6 +115,24 @@ def test_the_plain_forms_never_import_click(pair: tuple[Repo, Repo]) -> None:
     assert proc.stderr.strip().endswith("[0, 0, 0] False"), proc.stderr
 
 
+def test_a_plain_form_run_as_the_process_defers_url_parsing_and_the_collector(pair: tuple[Repo, Repo]) -> None:
+    """pathlib's urllib.parse (and its ipaddress) is a stand-in in `python -m shiftgit effect run`'s process, as in an
+    agent hook's, and a use imports the real module; the cycle collector is off there (a called `main` leaves it)."""
+    code = ("import runpy, sys\n"
+            "sys.argv = ['shiftgit', 'effect', 'run', '--key', 'u', '--kind', 'job', '--repeatable', '-q', '--',\n"
+            "            'true']\n"
+            "try:\n    runpy.run_module('shiftgit', run_name='__main__')\n"
+            "except SystemExit as done:\n    import gc\n"
+            "    print(done.code, 'ipaddress' in sys.modules, gc.isenabled(), file=sys.stderr)\n"
+            "    from urllib.parse import urlsplit\n    print(urlsplit('http://h/p').netloc, file=sys.stderr)")
+    proc = pair[0].run([sys.executable, "-S", "-c", code])  # -S: no site, which may import pathlib's urllib.parse
+    assert proc.stderr.strip().splitlines()[-2:] == ["0 False False", "h"], proc.stderr
+    code = ("import gc, sys; from shiftgit.__main__ import main\n"
+            "main(['effect', 'run', '--key', 'v', '--kind', 'job', '--repeatable', '-q', '--', 'true'])\n"
+            "print(gc.isenabled(), file=sys.stderr)")
+    assert pair[0].run([sys.executable, "-c", code]).stderr.strip().endswith("True")
+
+
 def test_help_and_errors_of_parsing_stay_clicks(pair: tuple[Repo, Repo]) -> None:
     for args in (("checkpoint", "--help"), ("checkpoint", "--tokens", "-1"), ("effect", "run", "--key", "k"),
                  ("check", "--timeout", "0", "--", "true"), ("checkpoint", "--step=x")):

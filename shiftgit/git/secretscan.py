@@ -162,9 +162,9 @@ def _file_blob(root: int, path: str, blob: str) -> bytes | None:
     except OSError:
         return None
     try:
-        chunks = []
-        while chunk := os.read(fd, _READ):
-            chunks.append(chunk)
+        chunks = [os.read(fd, _READ)]
+        while len(chunks[-1]) == _READ:  # a short read is the end: one read for a small file, not two (a file cut
+            chunks.append(os.read(fd, _READ))  # short otherwise fails the id check below: cat-file then reads it)
     except OSError:
         return None
     finally:

@@ -91,6 +91,10 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
     repo = store.repo
     head, branch = _head_and_branch(repo)
+    if checked:  # what the write below loads, loaded while git may still be building the tree
+        import shiftgit.ledger.budgets
+        import shiftgit.ledger.schema
+        import shiftgit.ledger.secrets  # noqa: F401
     tree = (worktree or repo.start_worktree_tree()).result()
     changes = repo.changes(head, tree)  # one diff-tree: the files recorded, and those the scanner reads
     files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in files_of(changes))
