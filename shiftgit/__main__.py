@@ -70,10 +70,14 @@ def _main(args: list[str], process: bool) -> int:
                 _leave(answered)
             return answered
     if args[:1] in (["status"], ["show"], ["log"], ["resume"]):  # reports in their plainest forms: no click
+        if process:
+            _defer_url_parsing()
         from shiftgit.cli.quick import main as quick
 
         code = quick(args)
         if code is not None:
+            if process and args[0] != "resume":  # a report only read: nothing of it is left to tear down
+                _leave(code)
             return code
     if args[:1] in (["checkpoint"], ["check"], ["verify"]) and not {"-h", "--help", "--retire", "--chain"} & set(args):
         # git hashes the work tree while the command loads (the tree a checkpoint records, a check or verify compares)
