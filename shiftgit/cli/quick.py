@@ -34,7 +34,6 @@ class Output(NamedTuple):
 
 def status(as_json: bool) -> Output:
     from shiftgit.ledger.reading import GcPaused
-    from shiftgit.ledger.store import Store
     from shiftgit.runs import render
 
     with GcPaused(freeze=True):  # every run's JSON is kept until the text is built: see GcPaused
