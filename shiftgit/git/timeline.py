@@ -86,13 +86,19 @@ def _uncommitted(store: Store, refs_listing: str | None) -> tuple[str | None, li
 
 
 def _head(store: Store) -> str | None:
-    """`store.repo.head()`, git started without the subprocess module where it can be (notestree.run_git: its import
-    with signal, threading and selectors is ~5 ms of a `log -n 20`)."""
+    """`store.repo.head()`: read from the git dir's files where git keeps it plainly (git/headref.py, as the agent
+    hooks read it), else asked of git started without the subprocess module where it can be (notestree.run_git: its
+    import with signal, threading and selectors is ~5 ms of a `log -n 20`)."""
     import os
 
+    from shiftgit.git import headref
     from shiftgit.git.notestree import run_git
 
-    out = run_git(store.repo.root, dict(os.environ), ["rev-parse", "--verify", "-q", "HEAD^{commit}"]).stdout
+    repo = store.repo
+    found = headref.read_head(str(repo.git_dir), str(repo.common_dir))
+    if found != headref.ASK_GIT:
+        return found
+    out = run_git(repo.root, dict(os.environ), ["rev-parse", "--verify", "-q", "HEAD^{commit}"]).stdout
     return out.decode("utf-8", "surrogateescape").strip() or None
 
 
