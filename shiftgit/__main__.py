@@ -70,15 +70,21 @@ def _main(args: list[str], process: bool) -> int:
                 _leave(answered)
             return answered
     if args[:1] in (["status"], ["show"], ["log"], ["resume"]):  # reports in their plainest forms: no click
-        if process:
+        leaves = process and args[0] != "resume"  # a report that only reads: nothing of it is left to tear down
+        if leaves:
+            import gc
+
             _defer_url_parsing()
+            gc.disable()  # its objects are freed by their counts; the process ends when it has printed
         from shiftgit.cli.quick import main as quick
 
         code = quick(args)
         if code is not None:
-            if process and args[0] != "resume":  # a report only read: nothing of it is left to tear down
+            if leaves:
                 _leave(code)
             return code
+        if leaves:
+            gc.enable()  # the command line runs it (another form, an error): as any command
     if args[:1] in (["checkpoint"], ["check"], ["verify"]) and not {"-h", "--help", "--retire", "--chain"} & set(args):
         # git hashes the work tree while the command loads (the tree a checkpoint records, a check or verify compares)
         from shiftgit.repo import begin_worktree_tree
