@@ -70,11 +70,21 @@ def _main(args: list[str], process: bool) -> int:
                 _leave(answered)
             return answered
     if args[:1] in (["status"], ["show"], ["log"], ["resume"]):  # reports in their plainest forms: no click
+        leaves = process and args[0] != "resume"  # a report that only reads: nothing of it is left to tear down
+        if leaves:
+            import gc
+
+            _defer_url_parsing()
+            gc.disable()  # its objects are freed by their counts; the process ends when it has printed
         from shiftgit.cli.quick import main as quick
 
         code = quick(args)
         if code is not None:
+            if leaves:
+                _leave(code)
             return code
+        if leaves:
+            gc.enable()  # the command line runs it (another form, an error): as any command
     if process and args[:1] in (["checkpoint"], ["check"], ["effect"], ["verify"]):
         _defer_url_parsing(regex=False)  # pathlib's urllib.parse (for Path.as_uri alone): imported on first use
         import gc

@@ -8,7 +8,6 @@ process is recorded as host + boot id + pid + start time (clock ticks since boot
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: `log`, `status` and every write load this module
@@ -125,6 +124,7 @@ def guard_group(pgid: int) -> int | None:
     if not sys.platform.startswith("linux"):
         return None
     import ctypes  # before the fork: the watchdog loads nothing
+    import signal  # here: `status` and `log` load this module for clone_id (signal imports enum, ~2 ms)
 
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -147,6 +147,8 @@ def guard_group(pgid: int) -> int | None:
 
 def _watch(pgid: int, parent: int, prctl: Any) -> None:
     """The forked watchdog's life: wait for SIGTERM (its parent died), then kill the group and exit."""
+    import signal  # loaded by guard_group before the fork
+
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -175,6 +177,8 @@ def release(watchdog: int | None) -> None:
     """Stop a watchdog without letting it fire."""
     if watchdog is None:
         return
+    import signal
+
     try:
         os.kill(watchdog, signal.SIGKILL)
     except ProcessLookupError:
@@ -182,8 +186,11 @@ def release(watchdog: int | None) -> None:
     os.waitpid(watchdog, 0)
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+def kill_group(pgid: int, sig: int | None = None) -> None:
+    """Send SIG (default SIGKILL) to the process group PGID, if it is still there."""
+    import signal
+
     try:
-        os.killpg(pgid, sig)
+        os.killpg(pgid, signal.SIGKILL if sig is None else sig)
     except (ProcessLookupError, PermissionError):
         pass

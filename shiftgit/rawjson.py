@@ -61,6 +61,8 @@ def loads(data: bytes | str) -> Any:
                     return value
         except (StopIteration, ValueError):  # UnicodeDecodeError too: bytes json may read in UTF-16/32
             pass
+        except SystemError:  # CPython 3.11's scanner raises its error from json.decoder, found only once imported
+            pass
     import json
 
     return json.loads(data)

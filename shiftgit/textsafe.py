@@ -115,6 +115,8 @@ def one_line(text: str, cap: int | None = None) -> str:
 
 def for_terminal(text: str) -> str:
     """Text for a terminal: line breaks and tabs stay; every other control character is shown, never obeyed."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # the common case, without the regex (every character escaped here is not printable): `show`
     return _chars(_TERMINAL).sub(_escaped, text)
 
 

@@ -195,3 +195,13 @@ def test_every_character_textsafe_escapes_is_one_str_isprintable_refuses() -> No
     assert not [hex(code) for code in range(0x110000) if control.match(chr(code)) and chr(code).isprintable()]
     assert textsafe.visible("plain é text") == "plain é text" and textsafe.escape("plain") == "plain"
     assert textsafe.visible("a\u2066b") == "a\\u2066b" and textsafe.escape('"') == '\\"'
+
+
+def test_for_terminal_shows_every_control_but_line_breaks_and_tabs_and_leaves_the_rest() -> None:
+    """Its regex-free answer for text with nothing to show (`show`: no `re` import) is the regex's answer."""
+    control = "".join(chr(c) for c in (*range(0x20), *range(0x7f, 0xa0))) + "\u2028\u2029\u202a\u202e\u2066\u2069\ufeff"
+    pattern = re.compile("[" + "".join(re.escape(c) for c in control if c not in "\n\t") + "]")
+    texts = ["", "plain é ✓ 中 text", "a\nb\tc", "tab\there\n", *(f"x{c}y" for c in control), "é\u200bz", "\U0001f600"]
+    for text in texts:
+        expected = pattern.sub(lambda m: {"\r": "\\r"}.get(m.group(), f"\\u{ord(m.group()):04x}"), text)
+        assert textsafe.for_terminal(text) == expected, repr(text)

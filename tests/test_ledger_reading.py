@@ -58,3 +58,24 @@ def test_a_linked_ledger_or_run_directory_is_refused_as_everywhere(repo: Repo, l
         assert str(refused.value) == str(expected.value)
     status = repo.sg("status")
     assert status.returncode == 2 and "symbolic link" in status.stderr and "Traceback" not in status.stderr
+
+
+def test_a_freezing_pause_leaves_what_it_built_to_the_counts_and_collects_again() -> None:
+    """GcPaused(freeze=True) (`status`): the collector is back on after it, and the objects built inside are in the
+    permanent generation (never walked again, still freed by their counts); a plain pause freezes nothing."""
+    import gc
+
+    from shiftgit.ledger.reading import GcPaused
+
+    assert gc.get_freeze_count() == 0
+    try:
+        with GcPaused():
+            plain = [{"n": n} for n in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        with GcPaused(freeze=True):
+            assert not gc.isenabled()
+            kept = [{"n": n} for n in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= len(kept)
+        assert len(plain) == len(kept)
+    finally:
+        gc.unfreeze()

@@ -58,3 +58,20 @@ def test_the_plain_forms_never_import_click(busy_repo: Repo) -> None:
             "print(codes, 'click' in sys.modules, file=sys.stderr)")
     proc = busy_repo.run([sys.executable, "-c", code])
     assert proc.stderr.strip().endswith("[0, 0, 0, 0] False"), proc.stderr
+
+
+@pytest.mark.parametrize("args", [("status",), ("show",), ("log", "-n", "20")], ids=" ".join)
+def test_the_plain_reports_load_neither_json_nor_subprocess(busy_repo: Repo, args: tuple[str, ...]) -> None:
+    """What a plain `status`, `show` or `log -n N` process (`python -m shiftgit`) has imported when it leaves: json
+    (with re, enum, functools) and subprocess (with signal, threading, selectors) are a start-up's worth of imports
+    these reports do without (rawjson reads, rawgit starts git); `re` may be there as __main__'s stand-in only.
+    Against what the interpreter had loaded before (site may load some of them)."""
+    code = ("import sys\nbefore = set(sys.modules)\nimport shiftgit.__main__ as entry\n"
+            "def leave(code):\n"
+            "    real = [n for n in ('json', 'subprocess', 're', 'urllib.parse', 'signal')\n"
+            "            if n not in before and type(sys.modules.get(n)).__name__ == 'module']\n"
+            "    print('loaded', real, code, file=sys.stderr)\n"
+            "    sys.exit(code)\n"
+            "entry._leave = leave\nentry.main()\n")
+    proc = busy_repo.run([sys.executable, "-c", code, *args])
+    assert proc.stderr.strip().endswith("loaded [] 0"), proc.stderr[-2000:]

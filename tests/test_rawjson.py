@@ -62,3 +62,15 @@ def test_it_imports_neither_json_nor_re() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([sys.executable, "-S", "-c", code, package], capture_output=True, text=True, env=env)
     assert proc.stdout == "[]\n", proc.stderr[-2000:]
+
+
+def test_invalid_json_before_json_is_imported_gets_jsons_error() -> None:
+    """CPython 3.11's scanner raises its error class from json.decoder and fails otherwise (a SystemError) while
+    json was never imported: `status` reading a hand-edited ledger reads it this way."""
+    package = str(Path(rawjson.__file__).resolve().parents[1])
+    code = ("import sys\nsys.path.append(sys.argv[1])\nfrom shiftgit import rawjson\n"
+            "try:\n    rawjson.loads(b'{ not json')\nexcept ValueError as exc:\n    print(type(exc).__name__, exc)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-S", "-c", code, package], capture_output=True, text=True, env=env)
+    assert proc.stdout == f"{outcome(json.loads, b'{ not json')[1]} {outcome(json.loads, b'{ not json')[2]}\n", \
+        proc.stderr[-2000:]

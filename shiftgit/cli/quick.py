@@ -11,12 +11,13 @@ running one again there says exactly what it always said (the one error line, th
 
 from __future__ import annotations
 
-import json
 import sys
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
+
+    from shiftgit.ledger.store import Store
 else:
     from shiftgit.tuples import NamedTuple
 
@@ -33,22 +34,20 @@ class Output(NamedTuple):
 
 def status(as_json: bool) -> Output:
     from shiftgit.ledger.reading import GcPaused
-    from shiftgit.ledger.store import Store
     from shiftgit.runs import render
 
-    with GcPaused():  # every run's JSON is kept until the report is built: see GcPaused
-        report = render.status_report(Store.open())
-    text = json_text(report) if as_json else render.status_text(report)
-    return Output(text, [f"shiftgit: {line}" for line in render.errors(report)], render.exit_code(report))
+    with GcPaused(freeze=True):  # every run's JSON is kept until the text is built: see GcPaused
+        report = render.status_report(open_store())
+        text = json_text(report) if as_json else render.status_text(report)
+        return Output(text, [f"shiftgit: {line}" for line in render.errors(report)], render.exit_code(report))
 
 
 def show(run: str | None, as_json: bool, markdown: bool) -> Output:
     from shiftgit import textsafe
     from shiftgit.ledger.discovery import discover
-    from shiftgit.ledger.store import Store
     from shiftgit.runs import render
 
-    store = Store.open()
+    store = open_store()
     pick = discover(store, run)
     note = [f"shiftgit: {pick.note}"] if pick.note else []
     if not (as_json or markdown):  # the checked JSON: no model built (its classes cost a start-up and more)
@@ -62,9 +61,8 @@ def show(run: str | None, as_json: bool, markdown: bool) -> Output:
 def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
     from shiftgit.git import fetchstate, timeline
     from shiftgit.git.notes import NOTES_REF
-    from shiftgit.ledger.store import Store
 
-    store = Store.open()
+    store = open_store()
     listing = timeline.listing(store)  # the notes refs and the ledger refs in one git process
     refs = timeline.notes_refs(store, listing)  # asked once: the timeline reads them, and the hint needs one of them
     if as_json or milestones:
@@ -76,6 +74,25 @@ def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
         out = timeline.text(store, limit, refs, listing)
     hint = fetchstate.sync_hint(store.repo, noted=NOTES_REF in refs)
     return Output(out, [f"shiftgit: {hint}"] if hint else [])
+
+
+def open_store() -> Store:
+    """`Store.open()`, its `git rev-parse` started with posix_spawn (rawgit): the subprocess module's import (with
+    signal, threading, selectors and locale, ~5 ms) is then left to the reports that run other git commands."""
+    import os
+    from pathlib import Path
+
+    from shiftgit.git import rawgit, worktreecache
+    from shiftgit.ledger.store import Store
+    from shiftgit.repo import Repo
+
+    here, env = os.getcwd(), dict(os.environ)
+    try:
+        proc = rawgit.started(worktreecache.OPEN, env, here) or rawgit.Process(worktreecache.OPEN, env, stderr="null")
+        code, out, _ = rawgit.communicate(proc, None)
+    except OSError:  # no git on PATH, no standard streams: Store.open says why, as always
+        return Store.open()
+    return Store.open(repo=Repo.opened(Path(here), code, out.decode("utf-8", "surrogateescape")))
 
 
 def resume(run: str | None, as_json: bool) -> Output:
@@ -117,6 +134,8 @@ def _taken_text(taken: dict[str, Any]) -> str:
 
 def json_text(data: Any) -> str:
     """Stable JSON; no character in it can act on a terminal (cli/common.emit prints this)."""
+    import json  # here: json loads re (~7 ms with enum and functools), which `status` and `show` do without
+
     from shiftgit import textsafe
 
     return textsafe.json_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))

@@ -261,6 +261,8 @@ def _json_line(line: str) -> Any:
         value, end = _scan(line, 0)
     except (ValueError, StopIteration, RecursionError):
         return None
+    except SystemError:  # not JSON, before json was imported (rawjson.loads says why)
+        return None
     return value if end == len(line) or not line[end:].strip(" \t\n\r") else None
 
 

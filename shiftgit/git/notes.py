@@ -33,7 +33,6 @@ Environment: `cwd` names the repository. Variables a hook inherits that point gi
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
 NOTES_REF = "refs/notes/shift"  # the human note, shown by `git log`
 DATA_REF = "refs/notes/shift-data"  # the machine record (JSON), read by shiftgit
 STALE_LOCK_SECONDS = 5.0
-_HELD_LOCK = re.compile(r"Unable to create '(.+\.lock)': File exists")
+_HELD_LOCK = r"Unable to create '(.+\.lock)': File exists"  # compiled where used: `status`, `log` need no re
 
 # -- public interface ------------------------------------------------------------------------------
 
@@ -207,7 +206,9 @@ def _backoff(attempt: int) -> float:
 
 def _clear_stale_lock(stderr: str, ref: str, cwd: str | Path) -> bool:
     """Remove the notes ref's lock if STALE_LOCK_SECONDS old (see the module's lock policy)."""
-    held = _HELD_LOCK.search(stderr)
+    import re
+
+    held = re.search(_HELD_LOCK, stderr)
     if not held or not held.group(1).endswith(f"/{ref}.lock"):
         return False
     lock = Path(cwd, held.group(1))  # git names it absolute; were it relative, it would be to cwd

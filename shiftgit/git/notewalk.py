@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import codecs
 import os
-import subprocess
 from collections.abc import Iterable, Iterator
 from io import BufferedReader
 from pathlib import Path
 
 from shiftgit.errors import GitError
-from shiftgit.git.notestree import CatFile, Entry, id_width, notes_under, read_root
+from shiftgit.git.notestree import CatFile, Entry, id_width, notes_under, read_root, start_git
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import (`log`): annotations only
@@ -39,10 +38,9 @@ def history(repo: Repo, notes: list[str]) -> Iterator[list[tuple[str, bool, str]
     marker, body = os.urandom(8).hex(), os.urandom(8).hex()
     argv = ["git", "log", "--no-notes", *(f"--notes={ref}" for ref in notes),
             f"--format={marker}%H" + ("%n%N" if notes else "") + f"{body}%b", "HEAD"]
-    proc = subprocess.Popen(argv, cwd=repo.root, env=clean_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    stdout: BufferedReader = proc.stdout  # type: ignore[assignment]  # Popen's default: a buffered pipe
+    proc = start_git(repo.root, clean_env(), argv[1:])  # posix_spawn where it can: `log` need not load subprocess
+    proc.stdin.close()  # git log reads nothing
+    stdout: BufferedReader = proc.stdout  # a buffered pipe (rawgit.Process's, or Popen's default)
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character cut by a block waits for it
     finished = False
     try:

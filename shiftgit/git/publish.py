@@ -12,13 +12,11 @@ process group (git, ssh). Nothing here ever fails the checkpoint.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
+from shiftgit import rawjson
 from shiftgit.errors import ShiftError, UsageError
 from shiftgit.ledger.store import Store
 from shiftgit.procs import hostname
@@ -49,7 +47,7 @@ def set_remote(store: Store, remote: str) -> str:
                          f"it first with `git remote add {remote} URL`")
     store.read_config()  # refuses a corrupt or newer config before touching it
     path = store.root / "config.json"
-    document = json.loads(path.read_bytes())
+    document = rawjson.loads(path.read_bytes())
     document["publish"] = remote
     write_atomic(path, canonical_bytes(document))
     return (f"each checkpoint is now pushed to {remote} in the background (\"publish\" in "
@@ -85,6 +83,8 @@ def start(repo: Repo, remote: str) -> dict[str, Any] | None:
     if remote not in repo.git("remote", check=False).split():
         return record(repo, remote, "error", f"no remote {remote!r} here: add it (`git remote add {remote} URL`) "
                       "or change \"publish\" in .shift/config.json")
+    import subprocess  # here: `status` and the briefing read this module's result, and start nothing
+
     argv = [sys.executable, "-m", "shiftgit.git.publish", str(repo.root), remote]
     try:
         subprocess.Popen(argv, cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -113,7 +113,8 @@ def publish(repo: Repo, remote: str) -> dict[str, Any]:
 
 def record(repo: Repo, remote: str, result: str, detail: str, **extra: Any) -> dict[str, Any]:
     """Keep the last result where `status` and the briefing read it."""
-    import datetime as dt  # here, with socket: `status` and the briefing only read the result
+    import datetime as dt  # here, with socket and json: `status` and the briefing only read the result
+    import json
 
     from shiftgit.ledger.store import write_atomic
 
@@ -128,7 +129,7 @@ def record(repo: Repo, remote: str, result: str, detail: str, **extra: Any) -> d
 
 def last_result(repo: Repo) -> dict[str, Any] | None:
     try:
-        entry = json.loads(_path(repo, RESULT).read_text())
+        entry = rawjson.loads(_path(repo, RESULT).read_bytes())
     except (OSError, ValueError):
         return None
     return entry if isinstance(entry, dict) else None
@@ -153,6 +154,8 @@ def _path(repo: Repo, name: str) -> Path:
 # -- the detached process ------------------------------------------------------------------------------
 
 def _deadline(repo: Repo, remote: str, seconds: int) -> None:
+    import signal
+
     def expire(signum: int, frame: FrameType | None) -> None:
         record(repo, remote, "error", f"gave up after {seconds} s: the remote did not answer in time")
         if os.getpgrp() == os.getpid():  # started detached, in a session of its own

@@ -240,6 +240,13 @@ class Process:
         self.stderr = open(mine[2] if stderr == "pipe" else os.devnull, "rb")
         self.returncode: int | None = None
 
+    def kill(self) -> None:
+        """SIGKILL, as Popen.kill (its number: `signal` imports enum, which `log` does without)."""
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
     def wait(self) -> int:
         if self.returncode is None:
             try:

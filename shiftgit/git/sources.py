@@ -9,10 +9,9 @@ thing: "checkpoint #5 published from host A at 10:42, not committed".
 
 from __future__ import annotations
 
-import json
-
+from shiftgit import rawjson
 from shiftgit.git import ledgerref, rawgit
-from shiftgit.git.notestree import CatFile
+from shiftgit.git.notestree import CatFile, run_git
 from shiftgit.git.view import RUNS, ledger_path
 from shiftgit.ledger.store import Store, validate_run_id
 from shiftgit.ledger.validated import blob_id
@@ -124,7 +123,7 @@ def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | Non
     found: dict[str, str] = {}
     rest = list(paths)
     if len(runs) > _LISTED:
-        out = repo.git("ls-tree", "--full-tree", "-z", "HEAD", "--", f"{RUNS}/", check=False)  # no HEAD: none
+        out = _ls_tree(repo, f"{RUNS}/")  # no HEAD: none
         trees = {}
         for entry in out.split("\0"):
             meta, _, path = entry.partition("\t")
@@ -142,13 +141,22 @@ def _committed_blobs(repo: Repo, runs: list[str], working: dict[str, bytes | Non
             else:
                 rest.append(path)
     if rest:
-        out = repo.git("ls-tree", "--full-tree", "-z", "HEAD", "--", *rest, check=False)
+        out = _ls_tree(repo, *rest)
         for entry in out.split("\0"):
             meta, _, path = entry.partition("\t")
             parts = meta.split()
             if len(parts) == 3 and parts[1] == "blob" and path in paths:
                 found[paths[path]] = parts[2]
     return found
+
+
+def _ls_tree(repo: Repo, *paths: str) -> str:
+    """HEAD's entries at PATHS (`ls-tree -z`; nothing when HEAD or a path is missing), git started without the
+    subprocess module where it can be (notestree.run_git): `status` then never loads it."""
+    import os
+
+    proc = run_git(repo.root, dict(os.environ), ["ls-tree", "--full-tree", "-z", "HEAD", "--", *paths])
+    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 def _tree_of(blob: str) -> str:
@@ -225,7 +233,7 @@ def _document(data: bytes | None) -> dict[str, Any] | None:
     if data is None:
         return None
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)  # json.loads without json's import (re, enum, functools)
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

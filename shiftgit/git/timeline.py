@@ -14,7 +14,6 @@ A working ledger's checkpoint that HEAD's committed ledger does not carry yet co
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 
@@ -75,7 +74,7 @@ def text(store: Store, limit: int | None = None, refs: list[str] | None = None,
 def _uncommitted(store: Store, refs_listing: str | None) -> tuple[str | None, list[dict[str, Any]]]:
     """HEAD, and the checkpoints no commit of it carries yet: published ones, then the working ledgers' (the
     records of every run read once, git/sources.py: HEAD's ledgers and the published ones)."""
-    head = store.repo.head()
+    head = _head(store)
     working = store.ledger_files()  # every run's file: one directory listing, one open each
     if not working:
         return head, []
@@ -84,6 +83,23 @@ def _uncommitted(store: Store, refs_listing: str | None) -> tuple[str | None, li
     records = collect(store, list(working), refs_listing, working)
     entries = _working(store, head, records)
     return head, _published(records, {e["id"] for e in entries}) + entries
+
+
+def _head(store: Store) -> str | None:
+    """`store.repo.head()`: read from the git dir's files where git keeps it plainly (git/headref.py, as the agent
+    hooks read it), else asked of git started without the subprocess module where it can be (notestree.run_git: its
+    import with signal, threading and selectors is ~5 ms of a `log -n 20`)."""
+    import os
+
+    from shiftgit.git import headref
+    from shiftgit.git.notestree import run_git
+
+    repo = store.repo
+    found = headref.read_head(str(repo.git_dir), str(repo.common_dir))
+    if found != headref.ASK_GIT:
+        return found
+    out = run_git(repo.root, dict(os.environ), ["rev-parse", "--verify", "-q", "HEAD^{commit}"]).stdout
+    return out.decode("utf-8", "surrogateescape").strip() or None
 
 
 def _committed(store: Store, head: str | None, entries: list[dict[str, Any]], limit: int | None,
@@ -128,6 +144,8 @@ def _walk(store: Store, seen: set[Any], refs: list[str] | None) -> Iterator[Poin
                             if key in seen:
                                 continue
                         except TypeError:  # an id no checkpoint of shiftgit's has (a list, an object): its JSON
+                            import json  # here: json loads re, which `log` otherwise does without
+
                             key = ("json", json.dumps(key, sort_keys=True))
                             if key in seen:
                                 continue

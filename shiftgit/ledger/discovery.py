@@ -11,10 +11,10 @@ command that reads the run validates it and reports a broken ledger.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 
+from shiftgit import rawjson
 from shiftgit.errors import UsageError
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import (`status`, `show`): annotations only
@@ -134,7 +134,7 @@ def _listing(items: list[str]) -> str:
 
 def read_info(store: Store, run: str) -> RunInfo:
     try:
-        document = json.loads(store.ledger_path(run).read_bytes())
+        document = rawjson.loads(store.ledger_path(run).read_bytes())
     except (OSError, ValueError):
         return RunInfo(run, None, None, None)
     if not isinstance(document, dict) or not isinstance(document.get("status"), str):

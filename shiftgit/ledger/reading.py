@@ -31,7 +31,10 @@ class GcPaused:
     uncollected: the objects are freed by their counts, and the collector runs again once this is left.
     """
 
-    __slots__ = ("was",)
+    __slots__ = ("freeze", "was")
+
+    def __init__(self, *, freeze: bool = False) -> None:
+        self.freeze = freeze
 
     def __enter__(self) -> None:
         self.was = gc.isenabled()
@@ -39,6 +42,8 @@ class GcPaused:
 
     def __exit__(self, *exc: object) -> None:
         if self.was:
+            if self.freeze:
+                gc.freeze()
             gc.enable()
 
 

@@ -52,8 +52,9 @@ class Store:
         self.on_write: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @classmethod
-    def open(cls, cwd: str | Path | None = None, *, require: bool = True) -> Store:
-        store = cls(Repo.open(cwd))
+    def open(cls, cwd: str | Path | None = None, *, require: bool = True, repo: Repo | None = None) -> Store:
+        """The store of the work tree at CWD (REPO: that repository, already opened)."""
+        store = cls(Repo.open(cwd) if repo is None else repo)
         config = store.inside("config.json")
         if os.path.lexists(store.root) and not store.root.is_dir():
             raise UsageError(f"{SHIFT_DIR} in {store.repo.root} is not a directory; move it away, then run "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 
 from shiftgit import textsafe
@@ -56,8 +55,7 @@ def status_report(store: Store) -> dict[str, Any]:
 
 def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
     """The archived runs (refs/shift/archive) not in the work tree: `"archived": true`, read-only."""
-    import json
-
+    from shiftgit import rawjson
     from shiftgit.git.archive import read_ledgers
 
     rows = []
@@ -65,7 +63,7 @@ def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
         if run in here:
             continue
         try:
-            doc = json.loads(data)
+            doc = rawjson.loads(data)
         except ValueError:
             continue
         if isinstance(doc, dict):
@@ -274,6 +272,8 @@ def validation_report(store: Store, runs: Sequence[str]) -> dict[str, Any]:
         rel = store.rel(path)
         errors: list[str] = []
         try:
+            import json  # json's own message for corrupt JSON (`status` reads with rawjson: no re)
+
             document = json.loads(path.read_bytes())
             from shiftgit.ledger.schema import check_version, schema_errors
 
