@@ -119,6 +119,7 @@ def test_a_plain_form_run_as_the_process_defers_url_parsing_and_the_collector(pa
     """pathlib's urllib.parse (and its ipaddress) is a stand-in in `python -m shiftgit effect run`'s process, as in an
     agent hook's, and a use imports the real module; the cycle collector is off there (a called `main` leaves it)."""
     code = ("import runpy, sys\n"
+            f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"  # -S: no site, no editable install
             "sys.argv = ['shiftgit', 'effect', 'run', '--key', 'u', '--kind', 'job', '--repeatable', '-q', '--',\n"
             "            'true']\n"
             "try:\n    runpy.run_module('shiftgit', run_name='__main__')\n"
