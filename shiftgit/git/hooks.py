@@ -87,7 +87,7 @@ def pre_commit(ctx: Context) -> int:
         _remember_validated(gitdir, staging)
         return _prepare_note(gitdir, staging, changes)
 
-    passed = waiter.leave(gitdir, rest, ctx.environ)  # its child loads what `rest` needs while we judge
+    passed = waiter.leave(gitdir, rest, ctx.environ, changes)  # its child loads what `rest` needs while we judge
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
@@ -101,25 +101,13 @@ def pre_commit(ctx: Context) -> int:
 
 def _prepare_note(gitdir: str, staging: gate.Staging,
                   changes: list[tuple[str, str | None, str | None]]) -> tuple[list[str], str, str] | None:
-    """The commit's handoff note, rendered now from the ledgers the gate holds, for post-commit to write
-    (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise.
-    Returns (key, note, record), or None when there is no note to prepare."""
-    from shiftgit.git import handoff, quicknote  # in the child git/waiter.py forks, when it is there
+    """The commit's handoff note, from the ledgers the gate holds (or as the checkpoint rendered it: git/prenote.py),
+    prepared for post-commit to write (git/quicknote.py); post-commit renders it itself when this is missing or keyed
+    otherwise. Returns (key, note, record), or None when there is no note to prepare."""
+    from shiftgit.git import prenote  # in the child git/waiter.py forks, when it is there
 
-    width = next((len(oid) for _, old, new in changes for oid in (old, new) if oid), 40)
-    lines = quicknote.key(changes, width)
-    runs = {run for _, _, path in (line.split(" ", 2) for line in lines) if (run := quicknote.ledger_run(path))}
-    ledgers = {run: (gitview.parse_json(staging.ledgers[run].head), gitview.parse_json(staging.ledgers[run].staged))
-               for run in sorted(runs)}
-    document = handoff.note_document(ledgers, None)
-    if document is None or not lines:
-        return None
-    note, data = handoff.pair(document)
-    try:
-        quicknote.prepare(gitdir, lines, note, data)
-    except OSError:
-        pass  # only post-commit's fast way is lost: it renders the note itself
-    return lines, note, data
+    return prenote.note_of(gitdir, changes, lambda runs: {run: (staging.ledgers[run].head, staging.ledgers[run].staged)
+                                                          for run in runs})
 
 
 def _scan_ledgers(ctx: Context) -> int:

@@ -60,6 +60,10 @@ _REPO_VARS = ("GIT_DIR", "GIT_WORKTREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GI
 
 # -- the key and the prepared note ------------------------------------------------------------------
 
+def ledger_path(run: str) -> str:
+    return f"{_RUNS}{run}{_LEDGER}"
+
+
 def ledger_run(path: str) -> str | None:
     """The run of `.shift/runs/<run>/ledger.json` when <run> is a valid run id, else None."""
     if not (path.startswith(_RUNS) and path.endswith(_LEDGER)):
@@ -75,12 +79,13 @@ def key(changes: Iterable[tuple[str, str | None, str | None]], width: int) -> li
                   if ledger_run(path) and (old or zero) != (new or zero))
 
 
-def prepare(gitdir: str | os.PathLike[str], lines: list[str], note: str, data: str) -> None:
-    """Leave the note of the commit about to be made for post-commit (written whole, then renamed)."""
+def prepare(gitdir: str | os.PathLike[str], lines: list[str], note: str, data: str, pid: int | None = None) -> None:
+    """Leave the note of the commit about to be made for post-commit (written whole, then renamed); `pid`: the
+    `git commit` whose gate prepared it (default: our parent's; 0: none, a checkpoint's `prerender`)."""
     if not lines:
         return
     body = [note.encode("utf-8"), data.encode("utf-8")]
-    text = (b"%s %d\n" % (MAGIC, os.getppid()) + "".join(f"{line}\n" for line in lines).encode()
+    text = (b"%s %d\n" % (MAGIC, os.getppid() if pid is None else pid) + "".join(f"{line}\n" for line in lines).encode()
             + b"\n%d %d\n" % tuple(map(len, body)))
     folder = os.path.join(gitdir, "shift")
     os.makedirs(folder, exist_ok=True)
