@@ -7,9 +7,9 @@ modify a tracked file, and never stash, reset or check out anything. Git process
 commit: pre-commit 3 (`cat-file --batch`, `diff-index`, `config`: started before the imports); commit-msg
 0 or 1 (the shim appends the trailers to a plain message, else runs `interpret-trailers`; this module's
 commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when the gate's waiting child
-writes the note it rendered (git/waiter.py, git/quicknote.py), else 3 (`diff-tree`, `cat-file`,
-`update-ref`). `post_commit` here is the general way: it reads the ledgers and writes through
-notes.write_handoff, when no prepared note is the commit's.
+writes the note it rendered, or found rendered by the checkpoint (git/waiter.py, git/quicknote.py,
+git/prenote.py), else 3 (`diff-tree`, `cat-file`, `update-ref`). `post_commit` here is the general way: it
+reads the ledgers and writes through notes.write_handoff, when no prepared note is the commit's.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """A commit's handoff note the fast way: the gate (pre-commit) prepares it, post-commit only writes it.
 
-The note and its record (git/handoff.py) are a pure function of the commit's ledger changes against
-its first parent, and the gate holds those ledgers when it passes. So it renders both then, into
-`<git-dir>/shift/handoff`, keyed by those changes: for each valid run's ledger whose blob changed, its
-blob id before and after and its path. Post-commit compares the key with what the commit really
-changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its own) and,
-when they agree, writes both notes refs in one compare-and-swap with two git processes
-(`cat-file --batch`, `update-ref --stdin`; git/waiter.py's child starts both before the commit is made),
-writing the blobs, trees and commits as loose objects itself (`unpack-objects` of one pack where the
-repository's config may ask git for more).
+The note and its record (git/handoff.py) are a pure function of the commit's ledger changes against its first
+parent, and the gate holds those ledgers when it passes. So it renders both then (or finds them rendered by
+the checkpoint: git/prenote.py), into `<git-dir>/shift/handoff`, keyed by those changes: for each valid run's
+ledger whose blob changed, its blob id before and after and its path. Post-commit compares the key with what
+the commit really changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its
+own) and, when they agree, writes both notes refs in one compare-and-swap with two git processes (`cat-file
+--batch`, `update-ref --stdin`; git/waiter.py's child starts both before the commit is made), writing the
+blobs, trees and commits as loose objects itself (`unpack-objects` of one pack where the repository's config
+may ask git for more).
 Its imports are os, zlib and a sha module: no subprocess (it loads re and locale; processes start
 with `os.posix_spawnp`), no json, no pathlib. Both notes commits carry the annotated commit's own
 committer line (name, email, date) as author and committer, where `commit-tree` would have put the
