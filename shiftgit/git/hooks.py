@@ -7,9 +7,9 @@ modify a tracked file, and never stash, reset or check out anything. Git process
 commit: pre-commit 3 (`cat-file --batch`, `diff-index`, `config`: started before the imports); commit-msg
 0 or 1 (the shim appends the trailers to a plain message, else runs `interpret-trailers`; this module's
 commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when the gate's waiting child
-writes the note it rendered (git/waiter.py, git/quicknote.py), else 3 (`diff-tree`, `cat-file`,
-`update-ref`). `post_commit` here is the general way: it reads the ledgers and writes through
-notes.write_handoff, when no prepared note is the commit's.
+writes the note it rendered, or found rendered by the checkpoint (git/waiter.py, git/quicknote.py,
+git/prenote.py), else 3 (`diff-tree`, `cat-file`, `update-ref`). `post_commit` here is the general way: it
+reads the ledgers and writes through notes.write_handoff, when no prepared note is the commit's.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def pre_commit(ctx: Context) -> int:
         _remember_validated(gitdir, staging)
         return _prepare_note(gitdir, staging, changes)
 
-    passed = waiter.leave(gitdir, rest, ctx.environ)  # its child loads what `rest` needs while we judge
+    passed = waiter.leave(gitdir, rest, ctx.environ, changes)  # its child loads what `rest` needs while we judge
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
@@ -101,25 +101,13 @@ def pre_commit(ctx: Context) -> int:
 
 def _prepare_note(gitdir: str, staging: gate.Staging,
                   changes: list[tuple[str, str | None, str | None]]) -> tuple[list[str], str, str] | None:
-    """The commit's handoff note, rendered now from the ledgers the gate holds, for post-commit to write
-    (git/quicknote.py); post-commit renders it itself when this is missing or keyed otherwise.
-    Returns (key, note, record), or None when there is no note to prepare."""
-    from shiftgit.git import handoff, quicknote  # in the child git/waiter.py forks, when it is there
+    """The commit's handoff note, from the ledgers the gate holds (or as the checkpoint rendered it: git/prenote.py),
+    prepared for post-commit to write (git/quicknote.py); post-commit renders it itself when this is missing or keyed
+    otherwise. Returns (key, note, record), or None when there is no note to prepare."""
+    from shiftgit.git import prenote  # in the child git/waiter.py forks, when it is there
 
-    width = next((len(oid) for _, old, new in changes for oid in (old, new) if oid), 40)
-    lines = quicknote.key(changes, width)
-    runs = {run for _, _, path in (line.split(" ", 2) for line in lines) if (run := quicknote.ledger_run(path))}
-    ledgers = {run: (gitview.parse_json(staging.ledgers[run].head), gitview.parse_json(staging.ledgers[run].staged))
-               for run in sorted(runs)}
-    document = handoff.note_document(ledgers, None)
-    if document is None or not lines:
-        return None
-    note, data = handoff.pair(document)
-    try:
-        quicknote.prepare(gitdir, lines, note, data)
-    except OSError:
-        pass  # only post-commit's fast way is lost: it renders the note itself
-    return lines, note, data
+    return prenote.note_of(gitdir, changes, lambda runs: {run: (staging.ledgers[run].head, staging.ledgers[run].staged)
+                                                          for run in runs})
 
 
 def _scan_ledgers(ctx: Context) -> int:
@@ -158,9 +146,10 @@ def read_staging(ctx: Context, gitdir: str, run: str,
         touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
         if ledger_changes is not None:
             ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
-        ledgers = _ledgers(objects, run, touched)
-        config, published = objects.read([f":{gitview.CONFIG}", f"{fence.LEDGERS}{run}:ledger.json"])
-        claim = _claims(objects, run, gitview.parse_config(config)) if paths else None
+        own = f"{fence.LEDGERS}{run}"  # the config, the published ledger and its commit: read with the ledgers
+        ledgers, (config, published, tip) = _ledgers(objects, run, touched,
+                                                     [f":{gitview.CONFIG}", f"{own}:ledger.json", own])
+        claim = _claims(objects, run, gitview.parse_config(config), tip) if paths else None
     worktree = os.path.join(ctx.root, gitview.ledger_path(run))
     checked, clean = validated.marks_of(gitdir, {led.blob: led.staged for led in ledgers.values() if led.blob})
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
@@ -169,25 +158,30 @@ def read_staging(ctx: Context, gitdir: str, run: str,
                         published=published)
 
 
-def _claims(objects: Objects, run: str, config: Mapping[str, object]) -> fence.Claim | None:
-    """The newest owner epoch on this clone's ledger ref and the publish remote's fetched copy (same batch)."""
-    refs = [f"{fence.LEDGERS}{run}"]
+def _claims(objects: Objects, run: str, config: Mapping[str, object], tip: bytes | None) -> fence.Claim | None:
+    """The newest owner epoch on this clone's ledger ref (its commit: `tip`) and the publish remote's fetched copy."""
+    refs, data = [f"{fence.LEDGERS}{run}"], [tip]
     remote = config.get("publish")
     if isinstance(remote, str) and remote:
         refs.append(f"{fence.TRACKING}{remote}/shift/ledgers/{run}")
-    found = [fence.claim_of_commit(ref, data) for ref, data in zip(refs, objects.read(refs), strict=True)]
+        data += objects.read(refs[1:])
+    found = [fence.claim_of_commit(ref, commit) for ref, commit in zip(refs, data, strict=True)]
     claims = [c for c in found if c is not None]
     return max(claims, key=lambda c: c.epoch) if claims else None
 
 
-def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) -> dict[str, gate.Ledger]:
-    """Staged and HEAD versions of every changed ledger, and of the active run's in any case."""
+def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change],
+             also: list[str]) -> tuple[dict[str, gate.Ledger], list[bytes | None]]:
+    """Staged and HEAD versions of every changed ledger, and of the active run's in any case; and what `also` names,
+    in the same round trip."""
     wanted: list[tuple[str, str | None, str | None]] = [(r, c.new, c.old) for r, c in sorted(touched.items())]
     names = [n for _, new, old in wanted for n in (new, old) if n]
     if run not in touched:
         names.append(f":{gitview.ledger_path(run)}")
     deleted = [f"{ARCHIVE_REF}:{r}/ledger.json" for r, new, _ in wanted if not new]  # finished: archived?
-    found = dict(zip(names + deleted, objects.read(names + deleted), strict=True))
+    keys = names + deleted
+    answers = objects.read(keys + also)
+    found = dict(zip(keys, answers[:len(keys)], strict=True))
     ledgers = {r: gate.Ledger(r, gitview.ledger_path(r), found.get(new) if new else None, new,
                               found.get(old) if old else None, True,
                               None if new else found.get(f"{ARCHIVE_REF}:{r}/ledger.json"))
@@ -198,7 +192,7 @@ def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change]) 
 
         blob = blob_id(same) if same is not None else None
         ledgers[run] = gate.Ledger(run, gitview.ledger_path(run), same, blob, same, False)
-    return ledgers
+    return ledgers, answers[len(keys):]
 
 
 def _remember_validated(gitdir: str, staging: gate.Staging) -> None:

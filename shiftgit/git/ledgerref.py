@@ -68,10 +68,13 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, b
     taken for the first try instead of a `for-each-ref` of its own; the caller vouches that DATA is not what the
     tip holds (a new checkpoint). Had the ref moved since, the swap fails and the fresh look follows. The
     commit's (epoch, seq) is remembered (`remember`)."""
+    from shiftgit.git import prenote
+
     document = _json(data)
     commit = _commit(repo, run, data, document, clone, by, tip)
     if commit is not None:
         remember(repo, {commit: (epoch_of(document), seq_of(document))})
+    prenote.prerender(str(repo.git_dir), run, data)  # the note of committing these bytes: the gate renders none
     return commit
 
 

@@ -1,14 +1,14 @@
 """A commit's handoff note the fast way: the gate (pre-commit) prepares it, post-commit only writes it.
 
-The note and its record (git/handoff.py) are a pure function of the commit's ledger changes against
-its first parent, and the gate holds those ledgers when it passes. So it renders both then, into
-`<git-dir>/shift/handoff`, keyed by those changes: for each valid run's ledger whose blob changed, its
-blob id before and after and its path. Post-commit compares the key with what the commit really
-changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its own) and,
-when they agree, writes both notes refs in one compare-and-swap with two git processes
-(`cat-file --batch`, `update-ref --stdin`; git/waiter.py's child starts both before the commit is made),
-writing the blobs, trees and commits as loose objects itself (`unpack-objects` of one pack where the
-repository's config may ask git for more).
+The note and its record (git/handoff.py) are a pure function of the commit's ledger changes against its first
+parent, and the gate holds those ledgers when it passes. So it renders both then (or finds them rendered by
+the checkpoint: git/prenote.py), into `<git-dir>/shift/handoff`, keyed by those changes: for each valid run's
+ledger whose blob changed, its blob id before and after and its path. Post-commit compares the key with what
+the commit really changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its
+own) and, when they agree, writes both notes refs in one compare-and-swap with two git processes (`cat-file
+--batch`, `update-ref --stdin`; git/waiter.py's child starts both before the commit is made), writing the
+blobs, trees and commits as loose objects itself (`unpack-objects` of one pack where the repository's config
+may ask git for more).
 Its imports are os, zlib and a sha module: no subprocess (it loads re and locale; processes start
 with `os.posix_spawnp`), no json, no pathlib. Both notes commits carry the annotated commit's own
 committer line (name, email, date) as author and committer, where `commit-tree` would have put the
@@ -60,6 +60,10 @@ _REPO_VARS = ("GIT_DIR", "GIT_WORKTREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GI
 
 # -- the key and the prepared note ------------------------------------------------------------------
 
+def ledger_path(run: str) -> str:
+    return f"{_RUNS}{run}{_LEDGER}"
+
+
 def ledger_run(path: str) -> str | None:
     """The run of `.shift/runs/<run>/ledger.json` when <run> is a valid run id, else None."""
     if not (path.startswith(_RUNS) and path.endswith(_LEDGER)):
@@ -75,12 +79,13 @@ def key(changes: Iterable[tuple[str, str | None, str | None]], width: int) -> li
                   if ledger_run(path) and (old or zero) != (new or zero))
 
 
-def prepare(gitdir: str | os.PathLike[str], lines: list[str], note: str, data: str) -> None:
-    """Leave the note of the commit about to be made for post-commit (written whole, then renamed)."""
+def prepare(gitdir: str | os.PathLike[str], lines: list[str], note: str, data: str, pid: int | None = None) -> None:
+    """Leave the note of the commit about to be made for post-commit (written whole, then renamed); `pid`: the
+    `git commit` whose gate prepared it (default: our parent's; 0: none, a checkpoint's `prerender`)."""
     if not lines:
         return
     body = [note.encode("utf-8"), data.encode("utf-8")]
-    text = (b"%s %d\n" % (MAGIC, os.getppid()) + "".join(f"{line}\n" for line in lines).encode()
+    text = (b"%s %d\n" % (MAGIC, os.getppid() if pid is None else pid) + "".join(f"{line}\n" for line in lines).encode()
             + b"\n%d %d\n" % tuple(map(len, body)))
     folder = os.path.join(gitdir, "shift")
     os.makedirs(folder, exist_ok=True)
@@ -199,20 +204,23 @@ def _git_dir() -> str | None:
 
 def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data: bytes,
            env: dict[str, str], refs: Process | None) -> bool:
-    """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees)."""
+    """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees). Two
+    round trips to `cat`: HEAD and the notes refs, then every tree this reads (`_tree_names`)."""
     head, *tips = cat.get(["HEAD", NOTES_REF, DATA_REF])
     if head is None or head[1] != "commit" or head[0] != (commit or head[0]):
         return False
-    if commit is None and _tree_key(cat, head[0]) != lines:
-        return False
-    commit = head[0]
+    checked, commit = commit is not None, head[0]
     width = len(commit)
     ident = _committer(head[2])
     wanted = [(ref, tip[0] if tip else None) for ref, tip in zip((NOTES_REF, DATA_REF), tips, strict=True)]
     if any(tip is not None and tip[1] != "commit" for tip in tips) or ident is None:
         return False
     names = [name for _, tip in wanted if tip for name in (f"{tip}^{{tree}}", f"{tip}:{commit[:2]}")]
-    answers = iter(cat.get(names))
+    trees = [] if checked else _tree_names(commit, lines)
+    found = cat.get(names + trees)
+    if trees and _tree_key(cat, commit, dict(zip(trees, found[len(names):], strict=True))) != lines:
+        return False
+    answers = iter(found[:len(names)])
     blobs = {ref: (object_id("blob", body, width), body) for ref, body in ((NOTES_REF, note), (DATA_REF, data))}
     message = f"shiftgit: handoff of {commit[:12]}".encode()
     objects: list[tuple[str, bytes]] = []
@@ -262,14 +270,28 @@ def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) ->
         return rc == 0
 
 
-def _tree_key(cat: CatFile, commit: str) -> list[str] | None:
+def _tree_names(commit: str, lines: list[str]) -> list[str]:
+    """The trees `_tree_key` reads: `.shift/runs` in `commit` and in its first parent, and the folder of each run the
+    key names in both (what a commit so keyed changed; were the key wrong, `_tree_key` reads the rest)."""
+    runs = sorted({run for line in lines if (run := ledger_run(line.split(" ", 2)[-1]))})
+    return [f"{commit}{side}:{_RUNS}{run}".rstrip("/") for side in ("", "^") for run in ("", *runs)]
+
+
+def _tree_key(cat: CatFile, commit: str, read: Mapping[str, tuple[str, str, bytes] | None] | None = None,
+              ) -> list[str] | None:
     """The key of what `commit` changed in valid runs' ledgers against its first parent, read from the trees
-    (what `git diff-tree -r` would list); None when a ledger path holds a tree or a submodule."""
+    (what `git diff-tree -r` would list), `read` holding those `_tree_names` named (else read here); None when a
+    ledger path holds a tree or a submodule."""
     width = len(commit)
-    new, old = (_listing(answer, width) for answer in cat.get([f"{commit}:{_RUNS[:-1]}", f"{commit}^:{_RUNS[:-1]}"]))
+    if read is None:
+        names = _tree_names(commit, [])
+        read = dict(zip(names, cat.get(names), strict=True))
+    new, old = (_listing(read.get(f"{commit}{side}:{_RUNS[:-1]}"), width) for side in ("", "^"))
     runs = sorted(r for r in new.keys() | old.keys() if new.get(r) != old.get(r) and ledger_run(f"{_RUNS}{r}{_LEDGER}"))
     trees = sorted({side[r][1] for r in runs for side in (old, new) if r in side and side[r][0] == TREE})
-    listed = {oid: _listing(answer, width) for oid, answer in zip(trees, cat.get(trees), strict=True)}
+    listed = {answer[0]: _listing(answer, width) for answer in read.values() if answer is not None}
+    missing = [oid for oid in trees if oid not in listed]
+    listed.update({oid: _listing(answer, width) for oid, answer in zip(missing, cat.get(missing), strict=True)})
     changes = []
     for name in runs:
         ends = []

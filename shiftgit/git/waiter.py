@@ -44,11 +44,14 @@ WRITTEN = b"written\n"
 LONGEST = 3600.0  # seconds a child waits at most
 
 
-def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str]) -> Callable[[], None] | None:
+def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str],
+          changes: list[tuple[str, str | None, str | None]] | None = None) -> Callable[[], None] | None:
     """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
     `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
     Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
-    process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed."""
+    process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed.
+    `changes`: the staged ledger changes; when the checkpoint rendered their note (git/prenote.py), the child
+    loads nothing to render one."""
     if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
         return None
     commit_pid = os.getppid()  # the shim exec'd Python: its parent is the `git commit`
@@ -77,7 +80,7 @@ def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str
             os.close(fd)
         return lambda: _pass(fds[3])
     os.close(fds[3])
-    _child(commit_pid, folder, fds[:3], work)
+    _child(commit_pid, gitdir, folder, fds[:3], work, changes or [])
     raise AssertionError("unreachable")  # pragma: no cover - _child never returns
 
 
@@ -113,7 +116,8 @@ def _clear(folder: str, commit_pid: int) -> None:
             _remove(os.path.join(folder, name))
 
 
-def _child(commit_pid: int, folder: str, fds: list[int], work: Callable[[], Prepared | None]) -> None:
+def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Callable[[], Prepared | None],
+           changes: list[tuple[str, str | None, str | None]]) -> None:
     """Detach from git's streams and session, load what `work` needs, wait for the gate's verdict, do `work`, wait
     for the shim, answer it; never returns."""
     answer_fd, go_fd, verdict_fd = fds
@@ -125,8 +129,11 @@ def _child(commit_pid: int, folder: str, fds: list[int], work: Callable[[], Prep
         for fd in (0, 1, 2):  # git (and whoever runs `git commit`) must not wait for our streams
             os.dup2(null, fd)
         os.close(null)
-        from shiftgit.git import handoff, quicknote  # noqa: F401  (handoff: what rendering the note loads, with the
-        from shiftgit.ledger import secrets  # noqa: F401  secret scanner's regular expressions: ~10 ms)
+        from shiftgit.git import prenote, quicknote
+
+        if not prenote.prerendered(gitdir, changes):  # the checkpoint rendered none for these changes:
+            from shiftgit.git import handoff  # noqa: F401  what rendering the note loads, with the secret
+            from shiftgit.ledger import secrets  # noqa: F401  scanner's regular expressions (~7 ms)
 
         cat = quicknote.cat_file(os.environ)  # started now, while the gate judges and git writes the commit: two
         refs = quicknote.ref_updates(os.environ)  # processes less to wait for (both end at our end: no input)
