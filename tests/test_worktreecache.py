@@ -108,3 +108,41 @@ def test_the_early_rev_parse_asks_what_repo_open_asks() -> None:
     from shiftgit.repo import OPEN_ARGS
 
     assert worktreecache.OPEN == list(OPEN_ARGS)  # else Repo.opened reads an answer to another question
+
+
+def test_the_diff_beside_write_tree_is_what_diff_tree_says(here: Repo) -> None:
+    """`tree(repo, against)` keeps `diff-index --cached` of the kept index as record.py's last diff of the two trees:
+    it must equal `diff-tree` of them (modified, added, deleted, a new directory), and be what `diff_files` answers."""
+    from shiftgit.git import record
+    from shiftgit.repo import DIFF_TREE
+
+    repo = GitRepo.open(here.path)
+    against = worktreecache.tree(repo)
+    worktreecache.tree(repo)  # the kept index and its record exist: the next change runs write-tree
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    here.write("pkg/new.py", "X = 1\n")
+    tracked = here.git("ls-files").split()
+    (here.path / next(p for p in tracked if p.endswith(".py") and p != "calc.py")).unlink()
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    new = worktreecache.tree(repo, against)
+    assert new != against and new == repo.worktree_tree()
+    kept = memo.read_bytes()
+    expected = here.git(*DIFF_TREE, against, new).encode()
+    assert kept == f"{against} {new}\n".encode() + expected
+    assert len(expected.split(b"\0")) > 6, "three changes listed (the comparison above can fail)"
+    assert sorted(e.path for e in record.diff_files(repo, against, new)) == sorted(
+        e.path for e in repo.changes(against, new))
+
+
+def test_no_diff_is_kept_for_a_tree_git_does_not_have(here: Repo) -> None:
+    from shiftgit.git import record
+
+    repo = GitRepo.open(here.path)
+    worktreecache.tree(repo)
+    worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    assert worktreecache.tree(repo, "0" * 40) == repo.worktree_tree()
+    assert not memo.exists()

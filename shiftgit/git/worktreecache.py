@@ -39,8 +39,10 @@ DROPPED = ("GIT_INDEX_FILE",)  # repo.HOOK_VARS: the environment clean_env gives
 _BEFORE: dict[str, str] = {}  # kept index -> its state when `prestart` started `add` in it
 
 
-def tree(repo: Repo) -> str:
-    """`repo.worktree_tree()`, from the kept index when it still answers."""
+def tree(repo: Repo, against: str | None = None) -> str:
+    """`repo.worktree_tree()`, from the kept index when it still answers. `against`: a tree the caller compares the
+    result with (a checkpoint's): when `write-tree` runs, `git diff-index --cached` against it runs beside it in the
+    same index, and its answer is kept as git/record.py's last diff of the two trees (`_diff_beside`)."""
     folder = os.path.join(str(repo.git_dir), "shift")
     kept, record = os.path.join(folder, INDEX), os.path.join(folder, RECORD)
     sources = _sources(str(repo.git_dir), str(repo.common_dir), repo.index_path())
@@ -58,17 +60,62 @@ def tree(repo: Repo) -> str:
         if code == 0 and _stamp(kept) + sources == known[0]:
             return known[1]
         if code == 0 and not any(name in out for name in REBUILD_NAMES):
+            diff = _start_diff(repo, env, against)
             code, out = rawgit.run(["-C", str(repo.root), "write-tree"], env)
             found = out.decode("ascii", "replace").strip()
             if code == 0 and len(found) in (40, 64):
                 _write(record, _stamp(kept) + sources, found)
+                _finish_diff(repo, diff, against, found)
                 return found
+            _finish_diff(repo, diff, against, None)
     if ready is not None and ready.returncode is None:
         rawgit.communicate(ready, None)  # it holds the kept index's lock: done before a build replaces that index
     _remove(record)  # no record of an index this build may fail to replace
     built = repo.start_worktree_tree().result(keep=kept)
     _write(record, _stamp(kept) + sources, built)
     return built
+
+
+DIFF_INDEX = ["diff-index", "--cached", "-r", "-z", "--no-renames"]  # the kept index against a tree: what
+# `diff-tree -r -z --no-renames TREE <the index's tree>` says (repo.DIFF_TREE), without waiting for write-tree
+
+
+def _start_diff(repo: Repo, env: dict[str, str], against: str | None) -> tuple[int, list[int]] | None:
+    """`diff-index --cached` of the kept index against `against`, started (None: no tree to compare with, a sparse
+    checkout, whose index may hold directories, or no process)."""
+    if not against or _sparse(str(repo.common_dir), str(repo.git_dir)):
+        return None
+    try:
+        return rawgit.spawn(["-C", str(repo.root), *DIFF_INDEX, against], env, stderr="null")
+    except OSError:
+        return None
+
+
+def _finish_diff(repo: Repo, diff: tuple[int, list[int]] | None, against: str | None, found: str | None) -> None:
+    """Wait for the started diff; kept (git/record.py's DIFF_MEMO) when it and write-tree (`found`) succeeded."""
+    if diff is None:
+        return
+    pid, (to_git, from_git) = diff
+    os.close(to_git)
+    with open(from_git, "rb") as stdout:
+        raw = stdout.read()
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code == 0 and found is not None and against:
+        from shiftgit.git.record import DIFF_MEMO
+
+        memo.replace(os.path.join(str(repo.git_dir), "shift", DIFF_MEMO), f"{against} {found}\n".encode() + raw)
+
+
+def _sparse(common_dir: str, git_dir: str) -> bool:
+    """Whether the config may make the index sparse (directories as entries, which diff-tree never lists)."""
+    for path in (os.path.join(common_dir, "config"), os.path.join(git_dir, "config.worktree")):
+        try:
+            with open(path, "rb") as handle:
+                if b"sparse" in handle.read().lower():
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def prestart(cwd: str) -> None:
