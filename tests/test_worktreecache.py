@@ -146,3 +146,58 @@ def test_no_diff_is_kept_for_a_tree_git_does_not_have(here: Repo) -> None:
     memo.unlink(missing_ok=True)
     assert worktreecache.tree(repo, "0" * 40) == repo.worktree_tree()
     assert not memo.exists()
+
+
+def test_the_diff_memo_is_records() -> None:
+    from shiftgit.git import record
+
+    assert worktreecache.DIFF_MEMO == record.DIFF_MEMO  # else the hold asks git for a diff the chain kept
+
+
+def test_the_prestarted_chain_writes_the_tree_and_keeps_the_diff_against_the_checkpoint(
+        here: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit, the `sh` that `prestart` starts runs add, write-tree and diff-index against the guessed tree (the
+    recorded one): the hook runs no git itself, and gets the tree and the diff that write-tree and diff-tree give."""
+    from shiftgit.git import record
+    from shiftgit.repo import DIFF_TREE
+
+    repo = GitRepo.open(here.path)
+    against = worktreecache.tree(repo)
+    worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    here.write("pkg/new.py", "X = 1\n")
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    worktreecache.prestart(os.getcwd())
+    for process in list(rawgit._READY.values()):
+        process.wait()
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the hook ran git although the chain had answered")
+
+    monkeypatch.setattr(rawgit, "run", no_git)
+    monkeypatch.setattr(rawgit, "spawn", no_git)
+    monkeypatch.setattr(GitRepo, "start_worktree_tree", no_git)
+    new = worktreecache.tree(repo, against)
+    monkeypatch.undo()
+    assert new == repo.worktree_tree() != against
+    expected = here.git(*DIFF_TREE, against, new).encode()
+    assert memo.read_bytes() == f"{against} {new}\n".encode() + expected
+    assert b"pkg/new.py" in expected and b"calc.py" in expected
+
+
+def test_a_wrong_guess_keeps_no_diff_and_nothing_changed_writes_no_tree(here: Repo) -> None:
+    from shiftgit.git import record
+
+    repo = GitRepo.open(here.path)
+    worktreecache.tree(repo)
+    same = worktreecache.tree(repo)
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    worktreecache.prestart(os.getcwd())  # nothing changed: add alone
+    assert worktreecache.tree(repo, same) == same
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    memo.unlink(missing_ok=True)
+    worktreecache.prestart(os.getcwd())  # guesses `same`; the caller compares with another tree
+    other = "1" * 40
+    assert worktreecache.tree(repo, other) == repo.worktree_tree() != same
+    assert not memo.exists() or not memo.read_bytes().startswith(other.encode())

@@ -14,8 +14,10 @@ the tree is built fresh and its index kept. A config with `include` or its own `
 `attributesFile` is not followed: the tree is then built fresh each time, as before.
 
 `prestart` starts `git rev-parse` and this `add` when an agent hook starts, before Python loads the hook's
-code: git works on the second core meanwhile (`rawgit.started` hands them over). Stdlib `os` only, so that
-it runs before anything else is imported.
+code: git works on the second core meanwhile (`rawgit.started` hands them over). When `add` changed the kept
+index, the same `sh` (CHAIN) runs `write-tree` and `diff-index --cached` against the tree the hook most likely
+compares with (`_guess`), kept as git/record.py's last diff of the two trees: an end of turn after an edit then
+waits for no git process of its own. Stdlib `os` only, so that it runs before anything else is imported.
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"
 REBUILD_NAMES = (b".gitignore", b".gitattributes")
 UNFOLLOWED = ("include", "excludesfile", "attributesfile")  # config that points the build at other files
 DROPPED = ("GIT_INDEX_FILE",)  # repo.HOOK_VARS: the environment clean_env gives git
-_BEFORE: dict[str, str] = {}  # kept index -> its state when `prestart` started `add` in it
+DIFF_MEMO = "worktree.diff"  # git/record.py's last diff of two trees (written out: a test compares them)
+_BEFORE: dict[str, tuple[str, str]] = {}  # kept index -> (its state, the guessed tree) when `prestart` began
+# What `prestart` runs in the kept index: `add`; when it changed something, `write-tree`; then, when there is a guess
+# ($1: the tree the hook will most likely compare with, `_guess`), `diff-index --cached` against it. Its output:
+# add's (and its warnings), NUL, the tree's id, NUL, the diff; no NUL at all when `add` failed.
+CHAIN = ('out=$(git add -A -v -- :/ ":(top,exclude).shift" 2>&1) || { printf "%s\\n" "$out"; exit 1; }; '
+         'printf "%s\\n\\0" "$out"; [ -n "$out" ] || exit 0; git write-tree 2>/dev/null && [ -n "$1" ] '
+         '&& printf "\\0" && exec git diff-index --cached -r -z --no-renames "$1" 2>/dev/null')
 
 
 def tree(repo: Repo, against: str | None = None) -> str:
@@ -50,15 +59,22 @@ def tree(repo: Repo, against: str | None = None) -> str:
         return repo.worktree_tree()
     known = _read(record)
     env = add_env(kept)
-    ready = rawgit.started(ADD, env, repo.root)
-    before = _BEFORE.pop(kept, "-") if ready is not None else _stamp(kept)  # the index `add` began with
+    began = _BEFORE.pop(kept, None)
+    ready = rawgit.started(_chain(began[1]), env, repo.root) if began is not None else None
+    before = began[0] if began is not None and ready is not None else _stamp(kept)  # the index `add` began with
     if known is not None and known[0] == before + sources:
+        chained: tuple[str | None, bytes | None] = (None, None)
         if ready is not None:
-            code, out, _ = rawgit.communicate(ready, None)
+            code, out, chained = _chain_parts(*rawgit.communicate(ready, None)[:2])
         else:
             code, out = rawgit.run(["-C", str(repo.root), *ADD], env)
         if code == 0 and _stamp(kept) + sources == known[0]:
             return known[1]
+        if code == 0 and not any(name in out for name in REBUILD_NAMES) and chained[0] is not None:
+            _write(record, _stamp(kept) + sources, chained[0])  # the chain's write-tree (and diff) ran meanwhile
+            if chained[1] is not None and began is not None and against and against == began[1]:
+                memo.replace(os.path.join(folder, DIFF_MEMO), f"{against} {chained[0]}\n".encode() + chained[1])
+            return chained[0]
         if code == 0 and not any(name in out for name in REBUILD_NAMES):
             diff = _start_diff(repo, env, against)
             code, out = rawgit.run(["-C", str(repo.root), "write-tree"], env)
@@ -101,8 +117,6 @@ def _finish_diff(repo: Repo, diff: tuple[int, list[int]] | None, against: str | 
         raw = stdout.read()
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if code == 0 and found is not None and against:
-        from shiftgit.git.record import DIFF_MEMO
-
         memo.replace(os.path.join(str(repo.git_dir), "shift", DIFF_MEMO), f"{against} {found}\n".encode() + raw)
 
 
@@ -124,11 +138,45 @@ def prestart(cwd: str) -> None:
     try:
         rawgit.prestart([OPEN], dict(os.environ))
         kept = os.path.join(cwd, ".git", "shift", INDEX)
-        if not os.environ.get("GIT_DIR") and os.path.exists(kept) and os.path.exists(kept[:-len(INDEX)] + RECORD):
-            _BEFORE[kept] = _stamp(kept)
-            rawgit.prestart([ADD], add_env(kept), stderr="stdout")  # as `run` (a warning per file fills no pipe)
+        folder = kept[:-len(INDEX)]
+        if not os.environ.get("GIT_DIR") and os.path.exists(kept) and os.path.exists(folder + RECORD):
+            guess = _guess(folder)
+            _BEFORE[kept] = (_stamp(kept), guess)
+            rawgit.prestart([_chain(guess)], add_env(kept), stderr="stdout", program="sh")  # as `run`: a warning
+            # per file fills no pipe
     except OSError:  # no git, no pipes: the hook runs them itself, and says why
         return
+
+
+def _chain(guess: str) -> list[str]:
+    return ["-c", CHAIN, "sh", guess]
+
+
+def _chain_parts(code: int, out: bytes) -> tuple[int, bytes, tuple[str | None, bytes | None]]:
+    """(add's exit status, its output, (the tree write-tree wrote, the diff against the guess)) from CHAIN's answer;
+    None for what did not run or failed."""
+    added, sep, rest = out.partition(b"\0")
+    if not sep:
+        return code or 1, out, (None, None)
+    tree_part, sep, diff = rest.partition(b"\0")
+    found = tree_part.decode("ascii", "replace").strip()
+    tree = found if len(found) in (40, 64) and not found.strip("0123456789abcdef") else None
+    return 0, added, (tree, diff if tree is not None and sep and code == 0 else None)
+
+
+def _guess(folder: str) -> str:
+    """The tree an end of turn will most likely compare the work tree with, the latest checkpoint's: the one the last
+    kept diff compared with when that diff was of the recorded tree, else the recorded tree (the last hook found it
+    was the checkpoint's: it kept no diff of it). "" for none. A wrong guess costs the hook its own diff."""
+    known = _read(folder + RECORD)
+    if known is None:
+        return ""
+    try:
+        with open(folder + DIFF_MEMO, "rb") as handle:
+            old, _, new = handle.read(160).partition(b"\n")[0].decode("ascii", "replace").partition(" ")
+    except OSError:
+        old = new = ""
+    return old if old and new == known[1] else known[1]
 
 
 def add_env(kept: str) -> dict[str, str]:
