@@ -39,13 +39,15 @@ REBUILD_NAMES = (b".gitignore", b".gitattributes")
 UNFOLLOWED = ("include", "excludesfile", "attributesfile")  # config that points the build at other files
 DROPPED = ("GIT_INDEX_FILE",)  # repo.HOOK_VARS: the environment clean_env gives git
 DIFF_MEMO = "worktree.diff"  # git/record.py's last diff of two trees (written out: a test compares them)
-_BEFORE: dict[str, tuple[str, str]] = {}  # kept index -> (its state, the guessed tree) when `prestart` began
+_BEFORE: dict[str, tuple[str, tuple[str, str]]] = {}  # kept index -> (its state, `_guess`) when `prestart` began
 # What `prestart` runs in the kept index: `add`; when it changed something, `write-tree`; then, when there is a guess
-# ($1: the tree the hook will most likely compare with, `_guess`), `diff-index --cached` against it. Its output:
-# add's (and its warnings), NUL, the tree's id, NUL, the diff; no NUL at all when `add` failed.
+# ($1: the tree the hook will most likely compare with, `_guess`) and the kept diff is not of the same two trees ($2:
+# the tree it compared $1 with), `diff-index --cached` against it. Its output: add's (and its warnings), NUL, the
+# tree's id, NUL, the diff; no NUL at all when `add` failed.
 CHAIN = ('out=$(git add -A -v -- :/ ":(top,exclude).shift" 2>&1) || { printf "%s\\n" "$out"; exit 1; }; '
-         'printf "%s\\n\\0" "$out"; [ -n "$out" ] || exit 0; git write-tree 2>/dev/null && [ -n "$1" ] '
-         '&& printf "\\0" && exec git diff-index --cached -r -z --no-renames "$1" 2>/dev/null')
+         'printf "%s\\n\\0" "$out"; [ -n "$out" ] || exit 0; t=$(git write-tree 2>/dev/null) || exit 1; '
+         'printf "%s\\n" "$t"; [ -n "$1" ] && [ "$t" != "$2" ] && printf "\\0" && '
+         'exec git diff-index --cached -r -z --no-renames "$1" 2>/dev/null')
 
 
 def tree(repo: Repo, against: str | None = None) -> str:
@@ -72,11 +74,12 @@ def tree(repo: Repo, against: str | None = None) -> str:
             return known[1]
         if code == 0 and not any(name in out for name in REBUILD_NAMES) and chained[0] is not None:
             _write(record, _stamp(kept) + sources, chained[0])  # the chain's write-tree (and diff) ran meanwhile
-            if chained[1] is not None and began is not None and against and against == began[1]:
+            if chained[1] is not None and began is not None and against and against == began[1][0]:
                 memo.replace(os.path.join(folder, DIFF_MEMO), f"{against} {chained[0]}\n".encode() + chained[1])
             return chained[0]
         if code == 0 and not any(name in out for name in REBUILD_NAMES):
-            diff = _start_diff(repo, env, against)
+            diff = _start_diff(repo, env, against) if out.strip() else None  # add said nothing: the same entries,
+            # new file stamps only, so the same tree, whose diff the last one may be (git/record.py remembers it)
             code, out = rawgit.run(["-C", str(repo.root), "write-tree"], env)
             found = out.decode("ascii", "replace").strip()
             if code == 0 and len(found) in (40, 64):
@@ -148,8 +151,8 @@ def prestart(cwd: str) -> None:
         return
 
 
-def _chain(guess: str) -> list[str]:
-    return ["-c", CHAIN, "sh", guess]
+def _chain(guess: tuple[str, str]) -> list[str]:
+    return ["-c", CHAIN, "sh", *guess]
 
 
 def _chain_parts(code: int, out: bytes) -> tuple[int, bytes, tuple[str | None, bytes | None]]:
@@ -164,19 +167,20 @@ def _chain_parts(code: int, out: bytes) -> tuple[int, bytes, tuple[str | None, b
     return 0, added, (tree, diff if tree is not None and sep and code == 0 else None)
 
 
-def _guess(folder: str) -> str:
+def _guess(folder: str) -> tuple[str, str]:
     """The tree an end of turn will most likely compare the work tree with, the latest checkpoint's: the one the last
     kept diff compared with when that diff was of the recorded tree, else the recorded tree (the last hook found it
-    was the checkpoint's: it kept no diff of it). "" for none. A wrong guess costs the hook its own diff."""
+    was the checkpoint's: it kept no diff of it); and the tree the kept diff compared it with (the chain need not
+    diff those two again). "" for none. A wrong guess costs the hook its own diff."""
     known = _read(folder + RECORD)
     if known is None:
-        return ""
+        return "", ""
     try:
         with open(folder + DIFF_MEMO, "rb") as handle:
             old, _, new = handle.read(160).partition(b"\n")[0].decode("ascii", "replace").partition(" ")
     except OSError:
         old = new = ""
-    return old if old and new == known[1] else known[1]
+    return (old, new) if old and new == known[1] else (known[1], new if old == known[1] else "")
 
 
 def add_env(kept: str) -> dict[str, str]:
