@@ -201,3 +201,21 @@ def test_a_wrong_guess_keeps_no_diff_and_nothing_changed_writes_no_tree(here: Re
     other = "1" * 40
     assert worktreecache.tree(repo, other) == repo.worktree_tree() != same
     assert not memo.exists() or not memo.read_bytes().startswith(other.encode())
+
+
+def test_a_sparse_checkout_gets_no_diff_of_its_index(here: Repo) -> None:
+    """A sparse index may list directories, which diff-tree never does: no diff-index there, in the chain or beside
+    write-tree (the hold diffs the two trees itself)."""
+    from shiftgit.git import record
+
+    here.git("config", "core.sparseCheckout", "false")  # the word is enough: its value may change
+    repo = GitRepo.open(here.path)
+    against = worktreecache.tree(repo)
+    worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    worktreecache.prestart(os.getcwd())
+    new = worktreecache.tree(repo, against)
+    assert new == repo.worktree_tree() != against
+    assert not memo.exists()

@@ -53,7 +53,8 @@ CHAIN = ('out=$(git add -A -v -- :/ ":(top,exclude).shift" 2>&1) || { printf "%s
 def tree(repo: Repo, against: str | None = None) -> str:
     """`repo.worktree_tree()`, from the kept index when it still answers. `against`: a tree the caller compares the
     result with (a checkpoint's): when `write-tree` runs, `git diff-index --cached` against it runs beside it in the
-    same index, and its answer is kept as git/record.py's last diff of the two trees (`_diff_beside`)."""
+    same index, and its answer is kept as git/record.py's last diff of the two trees (`_start_diff`; or the chain
+    `prestart` started made both)."""
     folder = os.path.join(str(repo.git_dir), "shift")
     kept, record = os.path.join(folder, INDEX), os.path.join(folder, RECORD)
     sources = _sources(str(repo.git_dir), str(repo.common_dir), repo.index_path())
@@ -143,7 +144,8 @@ def prestart(cwd: str) -> None:
         kept = os.path.join(cwd, ".git", "shift", INDEX)
         folder = kept[:-len(INDEX)]
         if not os.environ.get("GIT_DIR") and os.path.exists(kept) and os.path.exists(folder + RECORD):
-            guess = _guess(folder)
+            git_dir = os.path.dirname(folder.rstrip(os.sep))
+            guess = ("", "") if _sparse(git_dir, git_dir) else _guess(folder)  # no diff of a sparse index
             _BEFORE[kept] = (_stamp(kept), guess)
             rawgit.prestart([_chain(guess)], add_env(kept), stderr="stdout", program="sh")  # as `run`: a warning
             # per file fills no pipe
