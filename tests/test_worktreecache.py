@@ -219,3 +219,36 @@ def test_a_sparse_checkout_gets_no_diff_of_its_index(here: Repo) -> None:
     new = worktreecache.tree(repo, against)
     assert new == repo.worktree_tree() != against
     assert not memo.exists()
+
+
+def test_the_chain_diffs_against_the_active_runs_checkpoint(run_repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guess is the active run's latest checkpoint tree, read from its ledger when prestart starts: right also
+    when the recorded tree is not the checkpoint's (an earlier edit the hook saw)."""
+    import json
+
+    from shiftgit.git import record
+    from shiftgit.repo import DIFF_TREE
+
+    monkeypatch.chdir(run_repo.path)
+    run_repo.ok("checkpoint", "--step", "one")
+    point = json.loads(run_repo.read(".shift/runs/demo/ledger.json"))["checkpoint"]["tree"]
+    repo = GitRepo.open(run_repo.path)
+    worktreecache.tree(repo)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# first\n")
+    seen = worktreecache.tree(repo)  # the recorded tree: not the checkpoint's
+    memo = run_repo.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# second\n")
+    worktreecache.prestart(os.getcwd())
+    for process in list(rawgit._READY.values()):
+        process.wait()
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the hook ran git although the chain had answered")
+
+    monkeypatch.setattr(rawgit, "run", no_git)
+    monkeypatch.setattr(rawgit, "spawn", no_git)
+    new = worktreecache.tree(repo, point)
+    monkeypatch.undo()
+    assert point != seen != new == repo.worktree_tree()
+    assert memo.read_bytes() == f"{point} {new}\n".encode() + run_repo.git(*DIFF_TREE, point, new).encode()

@@ -263,11 +263,15 @@ def hook_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe", program: str = "git") -> None:
+def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe",
+             program: str = "git") -> list[Process]:
     """Start these git processes now, in the current directory, for `started` to hand out: the commit gate's
-    git reads the index while Python imports the gate (the two cores work at once)."""
+    git reads the index while Python imports the gate (the two cores work at once). Returns them."""
+    started = []
     for argv in argvs:
-        _READY[_ready_key(argv, env, os.getcwd())] = Process(argv, env, stderr=stderr, program=program)
+        started.append(Process(argv, env, stderr=stderr, program=program))
+        _READY[_ready_key(argv, env, os.getcwd())] = started[-1]
+    return started
 
 
 def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Process | None:

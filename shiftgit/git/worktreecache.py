@@ -15,9 +15,9 @@ the tree is built fresh and its index kept. A config with `include` or its own `
 
 `prestart` starts `git rev-parse` and this `add` when an agent hook starts, before Python loads the hook's
 code: git works on the second core meanwhile (`rawgit.started` hands them over). When `add` changed the kept
-index, the same `sh` (CHAIN) runs `write-tree` and `diff-index --cached` against the tree the hook most likely
-compares with (`_guess`), kept as git/record.py's last diff of the two trees: an end of turn after an edit then
-waits for no git process of its own. Stdlib `os` only, so that it runs before anything else is imported.
+index, the same `sh` (CHAIN) runs `write-tree` and `diff-index --cached` against the tree the hook compares with
+(`_guess`: the active run's checkpoint, read while `add` runs), kept as git/record.py's last diff of the two trees:
+an end of turn after an edit then waits for no git process of its own. Stdlib `os` only until that git started.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ UNFOLLOWED = ("include", "excludesfile", "attributesfile")  # config that points
 DROPPED = ("GIT_INDEX_FILE",)  # repo.HOOK_VARS: the environment clean_env gives git
 DIFF_MEMO = "worktree.diff"  # git/record.py's last diff of two trees (written out: a test compares them)
 _BEFORE: dict[str, tuple[str, tuple[str, str]]] = {}  # kept index -> (its state, `_guess`) when `prestart` began
-# What `prestart` runs in the kept index: `add`; when it changed something, `write-tree`; then, when there is a guess
-# ($1: the tree the hook will most likely compare with, `_guess`) and the kept diff is not of the same two trees ($2:
-# the tree it compared $1 with), `diff-index --cached` against it. Its output: add's (and its warnings), NUL, the
-# tree's id, NUL, the diff; no NUL at all when `add` failed.
+# What `prestart` runs in the kept index: `add`; when it changed something, `write-tree`; then `diff-index --cached`
+# against the tree the hook will compare with (`_guess`, on its stdin with the tree the kept diff compared it with:
+# that diff is not made again). Its output: add's (and its warnings), NUL, the tree's id, NUL, the diff; no NUL at
+# all when `add` failed.
 CHAIN = ('out=$(git add -A -v -- :/ ":(top,exclude).shift" 2>&1) || { printf "%s\\n" "$out"; exit 1; }; '
          'printf "%s\\n\\0" "$out"; [ -n "$out" ] || exit 0; t=$(git write-tree 2>/dev/null) || exit 1; '
-         'printf "%s\\n" "$t"; [ -n "$1" ] && [ "$t" != "$2" ] && printf "\\0" && '
-         'exec git diff-index --cached -r -z --no-renames "$1" 2>/dev/null')
+         'printf "%s\\n" "$t"; read -r g k || exit 1; [ -n "$g" ] && [ "$t" != "$k" ] && printf "\\0" && '
+         'exec git diff-index --cached -r -z --no-renames "$g" 2>/dev/null')
 
 
 def tree(repo: Repo, against: str | None = None) -> str:
@@ -63,7 +63,7 @@ def tree(repo: Repo, against: str | None = None) -> str:
     known = _read(record)
     env = add_env(kept)
     began = _BEFORE.pop(kept, None)
-    ready = rawgit.started(_chain(began[1]), env, repo.root) if began is not None else None
+    ready = rawgit.started(["-c", CHAIN], env, repo.root) if began is not None else None
     before = began[0] if began is not None and ready is not None else _stamp(kept)  # the index `add` began with
     if known is not None and known[0] == before + sources:
         chained: tuple[str | None, bytes | None] = (None, None)
@@ -144,17 +144,18 @@ def prestart(cwd: str) -> None:
         kept = os.path.join(cwd, ".git", "shift", INDEX)
         folder = kept[:-len(INDEX)]
         if not os.environ.get("GIT_DIR") and os.path.exists(kept) and os.path.exists(folder + RECORD):
+            started = rawgit.prestart([["-c", CHAIN]], add_env(kept), stderr="stdout", program="sh")  # as `run`: a
+            # warning per file fills no pipe
             git_dir = os.path.dirname(folder.rstrip(os.sep))
-            guess = ("", "") if _sparse(git_dir, git_dir) else _guess(folder)  # no diff of a sparse index
+            guess = ("", "") if _sparse(git_dir, git_dir) else _guess(cwd, folder)  # no diff of a sparse index
             _BEFORE[kept] = (_stamp(kept), guess)
-            rawgit.prestart([_chain(guess)], add_env(kept), stderr="stdout", program="sh")  # as `run`: a warning
-            # per file fills no pipe
+            try:  # read by the chain once write-tree is done (`add` runs meanwhile)
+                started[0].stdin.write(f"{guess[0]} {guess[1]}\n".encode("ascii", "replace"))
+                started[0].stdin.flush()
+            except OSError:  # it ended early (add failed): the hook finds out
+                pass
     except OSError:  # no git, no pipes: the hook runs them itself, and says why
         return
-
-
-def _chain(guess: tuple[str, str]) -> list[str]:
-    return ["-c", CHAIN, "sh", *guess]
 
 
 def _chain_parts(code: int, out: bytes) -> tuple[int, bytes, tuple[str | None, bytes | None]]:
@@ -169,20 +170,44 @@ def _chain_parts(code: int, out: bytes) -> tuple[int, bytes, tuple[str | None, b
     return 0, added, (tree, diff if tree is not None and sep and code == 0 else None)
 
 
-def _guess(folder: str) -> tuple[str, str]:
-    """The tree an end of turn will most likely compare the work tree with, the latest checkpoint's: the one the last
-    kept diff compared with when that diff was of the recorded tree, else the recorded tree (the last hook found it
-    was the checkpoint's: it kept no diff of it); and the tree the kept diff compared it with (the chain need not
-    diff those two again). "" for none. A wrong guess costs the hook its own diff."""
+def _guess(cwd: str, folder: str) -> tuple[str, str]:
+    """The tree an end of turn will compare the work tree with: the latest checkpoint's, read from the active run's
+    ledger (SHIFT_RUN, else this worktree's pointer); else the one the last kept diff compared with when that diff
+    was of the recorded tree, else the recorded tree. And the tree the kept diff compared it with (the chain need
+    not diff those two again). "" for none. A wrong guess costs the hook its own diff, nothing else: the hook keeps
+    the chain's diff only for the tree it compares with."""
     known = _read(folder + RECORD)
-    if known is None:
-        return "", ""
     try:
         with open(folder + DIFF_MEMO, "rb") as handle:
             old, _, new = handle.read(160).partition(b"\n")[0].decode("ascii", "replace").partition(" ")
     except OSError:
         old = new = ""
-    return (old, new) if old and new == known[1] else (known[1], new if old == known[1] else "")
+    guess = _checkpoint_tree(cwd, folder)
+    if guess is None and known is not None:
+        guess = old if old and new == known[1] else known[1]
+    return (guess or "", new if guess and old == guess else "")
+
+
+def _checkpoint_tree(cwd: str, folder: str) -> str | None:
+    run = os.environ.get("SHIFT_RUN")
+    if not run:
+        try:
+            with open(folder + "active", encoding="utf-8") as handle:
+                run = handle.read().strip()
+        except (OSError, ValueError):
+            return None
+    if not run or "/" in run or run.startswith("."):
+        return None
+    from shiftgit import rawjson
+
+    try:
+        with open(os.path.join(cwd, ".shift", "runs", run, "ledger.json"), "rb") as handle:
+            document = rawjson.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    point = document.get("checkpoint") if isinstance(document, dict) else None
+    tree = point.get("tree") if isinstance(point, dict) else None
+    return tree if isinstance(tree, str) and len(tree) in (40, 64) and not tree.strip("0123456789abcdef") else None
 
 
 def add_env(kept: str) -> dict[str, str]:
