@@ -144,11 +144,12 @@ def prestart(cwd: str) -> None:
         kept = os.path.join(cwd, ".git", "shift", INDEX)
         folder = kept[:-len(INDEX)]
         if not os.environ.get("GIT_DIR") and os.path.exists(kept) and os.path.exists(folder + RECORD):
+            before = _stamp(kept)  # the index `add` begins with: taken before it starts
             started = rawgit.prestart([["-c", CHAIN]], add_env(kept), stderr="stdout", program="sh")  # as `run`: a
             # warning per file fills no pipe
             git_dir = os.path.dirname(folder.rstrip(os.sep))
             guess = ("", "") if _sparse(git_dir, git_dir) else _guess(cwd, folder)  # no diff of a sparse index
-            _BEFORE[kept] = (_stamp(kept), guess)
+            _BEFORE[kept] = (before, guess)
             try:  # read by the chain once write-tree is done (`add` runs meanwhile)
                 started[0].stdin.write(f"{guess[0]} {guess[1]}\n".encode("ascii", "replace"))
                 started[0].stdin.flush()
