@@ -148,7 +148,10 @@ def prestart(cwd: str) -> None:
             started = rawgit.prestart([["-c", CHAIN]], add_env(kept), stderr="stdout", program="sh")  # as `run`: a
             # warning per file fills no pipe
             git_dir = os.path.dirname(folder.rstrip(os.sep))
-            guess = ("", "") if _sparse(git_dir, git_dir) else _guess(cwd, folder)  # no diff of a sparse index
+            try:  # a hint only: nothing here may keep the hook from running (it fails open)
+                guess = ("", "") if _sparse(git_dir, git_dir) else _guess(cwd, folder)  # no diff of a sparse index
+            except Exception:
+                guess = ("", "")
             _BEFORE[kept] = (before, guess)
             try:  # read by the chain once write-tree is done (`add` runs meanwhile)
                 started[0].stdin.write(f"{guess[0]} {guess[1]}\n".encode("ascii", "replace"))
