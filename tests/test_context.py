@@ -188,3 +188,17 @@ def test_with_publish_configured_a_save_is_pushed_in_the_background(recorded: Re
             break
         time.sleep(0.2)
     assert there == mine
+
+
+def test_the_saves_meta_data_is_written_as_json_writes_it() -> None:
+    """context._json writes the meta data without importing json: the same text json.dumps writes."""
+    import json
+
+    from shiftgit.agents.context import _json, _q
+
+    meta = {"run": "r", "format": "claude", "agent": "claude", "session": None, "turn": 3, "chars": 10,
+            "saved_at": "2026-12-02T10:00:00+00:00", "odd": "é \"q\" \\ \n\x01\u2028", "ratio": 0.5, "ok": True}
+    assert _json(meta) == json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    nested = {"run": "r", "list": [1, {"b": 2}]}
+    assert _json(nested) == json.dumps(nested, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert _q('a "b" é\n') == json.dumps('a "b" é', ensure_ascii=False)

@@ -108,3 +108,147 @@ def test_the_early_rev_parse_asks_what_repo_open_asks() -> None:
     from shiftgit.repo import OPEN_ARGS
 
     assert worktreecache.OPEN == list(OPEN_ARGS)  # else Repo.opened reads an answer to another question
+
+
+def test_the_diff_beside_write_tree_is_what_diff_tree_says(here: Repo) -> None:
+    """`tree(repo, against)` keeps `diff-index --cached` of the kept index as record.py's last diff of the two trees:
+    it must equal `diff-tree` of them (modified, added, deleted, a new directory), and be what `diff_files` answers."""
+    from shiftgit.git import record
+    from shiftgit.repo import DIFF_TREE
+
+    repo = GitRepo.open(here.path)
+    against = worktreecache.tree(repo)
+    worktreecache.tree(repo)  # the kept index and its record exist: the next change runs write-tree
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    here.write("pkg/new.py", "X = 1\n")
+    tracked = here.git("ls-files").split()
+    (here.path / next(p for p in tracked if p.endswith(".py") and p != "calc.py")).unlink()
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    new = worktreecache.tree(repo, against)
+    assert new != against and new == repo.worktree_tree()
+    kept = memo.read_bytes()
+    expected = here.git(*DIFF_TREE, against, new).encode()
+    assert kept == f"{against} {new}\n".encode() + expected
+    assert len(expected.split(b"\0")) > 6, "three changes listed (the comparison above can fail)"
+    assert sorted(e.path for e in record.diff_files(repo, against, new)) == sorted(
+        e.path for e in repo.changes(against, new))
+
+
+def test_no_diff_is_kept_for_a_tree_git_does_not_have(here: Repo) -> None:
+    from shiftgit.git import record
+
+    repo = GitRepo.open(here.path)
+    worktreecache.tree(repo)
+    worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    assert worktreecache.tree(repo, "0" * 40) == repo.worktree_tree()
+    assert not memo.exists()
+
+
+def test_the_diff_memo_is_records() -> None:
+    from shiftgit.git import record
+
+    assert worktreecache.DIFF_MEMO == record.DIFF_MEMO  # else the hold asks git for a diff the chain kept
+
+
+def test_the_prestarted_chain_writes_the_tree_and_keeps_the_diff_against_the_checkpoint(
+        here: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit, the `sh` that `prestart` starts runs add, write-tree and diff-index against the guessed tree (the
+    recorded one): the hook runs no git itself, and gets the tree and the diff that write-tree and diff-tree give."""
+    from shiftgit.git import record
+    from shiftgit.repo import DIFF_TREE
+
+    repo = GitRepo.open(here.path)
+    against = worktreecache.tree(repo)
+    worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    here.write("pkg/new.py", "X = 1\n")
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    worktreecache.prestart(os.getcwd())
+    for process in list(rawgit._READY.values()):
+        process.wait()
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the hook ran git although the chain had answered")
+
+    monkeypatch.setattr(rawgit, "run", no_git)
+    monkeypatch.setattr(rawgit, "spawn", no_git)
+    monkeypatch.setattr(GitRepo, "start_worktree_tree", no_git)
+    new = worktreecache.tree(repo, against)
+    monkeypatch.undo()
+    assert new == repo.worktree_tree() != against
+    expected = here.git(*DIFF_TREE, against, new).encode()
+    assert memo.read_bytes() == f"{against} {new}\n".encode() + expected
+    assert b"pkg/new.py" in expected and b"calc.py" in expected
+
+
+def test_a_wrong_guess_keeps_no_diff_and_nothing_changed_writes_no_tree(here: Repo) -> None:
+    from shiftgit.git import record
+
+    repo = GitRepo.open(here.path)
+    worktreecache.tree(repo)
+    same = worktreecache.tree(repo)
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    worktreecache.prestart(os.getcwd())  # nothing changed: add alone
+    assert worktreecache.tree(repo, same) == same
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    memo.unlink(missing_ok=True)
+    worktreecache.prestart(os.getcwd())  # guesses `same`; the caller compares with another tree
+    other = "1" * 40
+    assert worktreecache.tree(repo, other) == repo.worktree_tree() != same
+    assert not memo.exists() or not memo.read_bytes().startswith(other.encode())
+
+
+def test_a_sparse_checkout_gets_no_diff_of_its_index(here: Repo) -> None:
+    """A sparse index may list directories, which diff-tree never does: no diff-index there, in the chain or beside
+    write-tree (the hold diffs the two trees itself)."""
+    from shiftgit.git import record
+
+    here.git("config", "core.sparseCheckout", "false")  # the word is enough: its value may change
+    repo = GitRepo.open(here.path)
+    against = worktreecache.tree(repo)
+    worktreecache.tree(repo)
+    here.write("calc.py", here.read("calc.py") + "# edited\n")
+    memo = here.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    worktreecache.prestart(os.getcwd())
+    new = worktreecache.tree(repo, against)
+    assert new == repo.worktree_tree() != against
+    assert not memo.exists()
+
+
+def test_the_chain_diffs_against_the_active_runs_checkpoint(run_repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guess is the active run's latest checkpoint tree, read from its ledger when prestart starts: right also
+    when the recorded tree is not the checkpoint's (an earlier edit the hook saw)."""
+    import json
+
+    from shiftgit.git import record
+    from shiftgit.repo import DIFF_TREE
+
+    monkeypatch.chdir(run_repo.path)
+    run_repo.ok("checkpoint", "--step", "one")
+    point = json.loads(run_repo.read(".shift/runs/demo/ledger.json"))["checkpoint"]["tree"]
+    repo = GitRepo.open(run_repo.path)
+    worktreecache.tree(repo)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# first\n")
+    seen = worktreecache.tree(repo)  # the recorded tree: not the checkpoint's
+    memo = run_repo.path / ".git" / "shift" / record.DIFF_MEMO
+    memo.unlink(missing_ok=True)
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# second\n")
+    worktreecache.prestart(os.getcwd())
+    for process in list(rawgit._READY.values()):
+        process.wait()
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the hook ran git although the chain had answered")
+
+    monkeypatch.setattr(rawgit, "run", no_git)
+    monkeypatch.setattr(rawgit, "spawn", no_git)
+    new = worktreecache.tree(repo, point)
+    monkeypatch.undo()
+    assert point != seen != new == repo.worktree_tree()
+    assert memo.read_bytes() == f"{point} {new}\n".encode() + run_repo.git(*DIFF_TREE, point, new).encode()

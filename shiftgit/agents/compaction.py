@@ -31,6 +31,7 @@ SYSTEM_SHARE = 6  # the system prompt gets at most limit // SYSTEM_SHARE charact
 REQUEST_SHARE = 8
 MESSAGE_CAP = 600  # an earlier user message
 STUB_ARGS = 90
+STUB_BATCH = 64  # stub lines made (and scanned for secrets) at a time, newest first, until the bound is passed
 CUT = "\n[... {n} characters cut ...]\n"
 RESULT_CAPS = (None, 4000, 2000, 1000, 500, 250, 120)  # tool output per result, tried in turn
 TEXT_CAPS = (None, 2000, 800, 300)
@@ -60,13 +61,13 @@ def compact(transcript: Transcript, summary: str, header: str, settings: Setting
     room = settings.limit - _size(fixed) - sum(len(t) + 60 for t in titles)
     said = _redact_lines(redact, [f"- {_one_line(e.text, MESSAGE_CAP)}" for t in earlier for e in t
                                   if e.kind in ("user", "summary")])
-    stubs = _redact_lines(redact, _stubs(earlier, names))
-    last = _fit_recent(recent, names, redact, room - min(_size(said) + _size(stubs), room * 2 // 5))
+    stubs, count, stubs_size = _newest_stubs(earlier, names, redact, max(room, 0))
+    last = _fit_recent(recent, names, redact, room - min(_size(said) + stubs_size, room * 2 // 5))
     room -= len(last)
     messages = _fit_lines(said, room, "earlier message(s)")
     room -= len(messages)
-    parts = [*fixed, _section(MESSAGES, messages), _section(STUBS, _fit_lines(stubs, room, "earlier tool result(s)")),
-             _section(titles[2], last)]
+    parts = [*fixed, _section(MESSAGES, messages),
+             _section(STUBS, _fit_lines(stubs, room, "earlier tool result(s)", count)), _section(titles[2], last)]
     text = "\n".join(p for p in parts if p)
     return text if len(text) <= settings.limit else text[: settings.limit - 40] + "\n[... cut to the bound ...]"
 
@@ -129,19 +130,34 @@ def _render_turn(number: int, turn: list[Entry], names: dict[str, str], result_c
     return "\n".join(lines)
 
 
-def _stubs(turns: list[list[Entry]], names: dict[str, str]) -> list[str]:
+def _newest_stubs(turns: list[list[Entry]], names: dict[str, str], redact: Redactor,
+                  need: int) -> tuple[list[str], int, int]:
+    """The redacted stub lines of the newest results, oldest first, as many as make more than `need` characters
+    (no more can be shown: the bound); the number of results; the size of all their lines, or `need` + 1 when
+    not all were made (it is larger). A long session has thousands of results and shows a few hundred: a
+    pre-compact hook no longer digests, renders and scans every one of them at every save."""
+    calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
+    results = [e for t in turns for e in t if e.kind == "result"]
+    made: list[str] = []
+    size, end = 0, len(results)
+    while end > 0 and size <= need:
+        start = max(0, end - STUB_BATCH)
+        batch = _redact_lines(redact, [_stub(e, calls, names) for e in results[start:end]])
+        made[:0] = batch
+        size += _size(batch)
+        end = start
+    return made, len(results), size if end == 0 else need + 1
+
+
+def _stub(entry: Entry, calls: dict[str, Entry], names: dict[str, str]) -> str:
     from shiftgit.ledger.validated import sha256  # CPython's own: no OpenSSL load in a pre-compact hook
 
-    calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
-    stubs = []
-    for entry in (e for t in turns for e in t if e.kind == "result"):
-        call = calls.get(entry.call_id)
-        args = call.args if call else ""
-        digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-        tool = names.get(entry.call_id) or entry.tool or "tool"
-        stubs.append(f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
-                     f"{_one_line(_last_line(entry.text), STUB_ARGS)}")
-    return stubs
+    call = calls.get(entry.call_id)
+    args = call.args if call else ""
+    digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    tool = names.get(entry.call_id) or entry.tool or "tool"
+    return (f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
+            f"{_one_line(_last_line(entry.text), STUB_ARGS)}")
 
 
 def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
@@ -159,8 +175,9 @@ def _status(entry: Entry) -> str:
     return " error" if entry.error else " ok"
 
 
-def _fit_lines(lines: list[str], room: int, what: str) -> str:
-    """As many of the newest lines as fit, with a count of the older ones left out."""
+def _fit_lines(lines: list[str], room: int, what: str, count: int | None = None) -> str:
+    """As many of the newest lines as fit, with a count of the older ones left out (`count`: how many lines there
+    are, when `lines` holds only the newest of them)."""
     kept: list[str] = []
     used = 0
     for line in reversed(lines):
@@ -168,7 +185,7 @@ def _fit_lines(lines: list[str], room: int, what: str) -> str:
             break
         kept.append(line)
         used += len(line) + 1
-    dropped = len(lines) - len(kept)
+    dropped = (len(lines) if count is None else count) - len(kept)
     head = [f"({dropped} {what} left out to stay within the bound)"] if dropped else []
     return "\n".join(head + kept[::-1])
 

@@ -12,10 +12,10 @@ Settings in `.shift/config.json`: `"context": {"turns": 6, "max_chars": 24000}`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from shiftgit import rawjson
 from shiftgit.agents import private, transcache
 from shiftgit.agents.compaction import Settings, compact
 from shiftgit.agents.transcripts import Transcript
@@ -54,7 +54,7 @@ def ref(run: str) -> str:
 def settings(store: Store) -> Settings:
     """`context.turns` and `context.max_chars` from .shift/config.json; the defaults where absent or bad."""
     try:
-        config = json.loads((store.root / "config.json").read_bytes())
+        config = rawjson.loads((store.root / "config.json").read_bytes())
     except (OSError, ValueError):
         return Settings()
     section = config.get("context") if isinstance(config, dict) else None
@@ -122,7 +122,7 @@ def _publish(store: Store) -> None:
     """With `"publish"` configured, push the new save in the background as a checkpoint does (git/publish.py).
     The config is only looked at here (the commands that use it check it): no schema check on a hook's path."""
     try:
-        config = json.loads((store.root / "config.json").read_bytes())
+        config = rawjson.loads((store.root / "config.json").read_bytes())
     except (OSError, ValueError):
         return
     remote = config.get("publish") if isinstance(config, dict) else None
@@ -149,7 +149,7 @@ def show(store: Store, run: str) -> dict[str, Any]:
 def _meta(message: str) -> dict[str, Any]:
     """The JSON object after the subject line of a save's commit message ({} when there is none)."""
     try:
-        meta = json.loads(message.split("\n\n", 1)[1]) if "\n\n" in message else {}
+        meta = rawjson.loads(message.split("\n\n", 1)[1]) if "\n\n" in message else {}
     except ValueError:
         return {}
     return meta if isinstance(meta, dict) else {}
@@ -215,7 +215,7 @@ def _steps(history: Sequence[Mapping[str, Any]], point: Mapping[str, Any]) -> li
 
 def _q(text: Any, cap: int = ITEM_CAP) -> str:
     flat = " ".join(str(text or "").split())
-    return json.dumps(flat if len(flat) <= cap else flat[: cap - 3] + "...", ensure_ascii=False)
+    return rawjson.encode_basestring(flat if len(flat) <= cap else flat[: cap - 3] + "...")
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -227,9 +227,17 @@ def _maps(value: Any) -> list[Mapping[str, Any]]:
 
 
 def _json(data: Mapping[str, Any]) -> str:
+    """`json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)` of the redacted meta data, whose values are
+    scalars (json itself writes anything else): a hook's save does not import json (with re's compiled patterns)."""
     from shiftgit.ledger.secrets import redact_obj
 
-    return json.dumps(redact_obj(dict(data)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    meta = redact_obj(dict(data))
+    if not isinstance(meta, dict) or not meta or any(isinstance(v, (dict, list, tuple)) for v in meta.values()):
+        import json
+
+        return json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    items = ",\n".join(f"  {rawjson.encode_basestring(k)}: {rawjson.dumps(v)}" for k, v in sorted(meta.items()))
+    return "{\n" + items + "\n}\n"
 
 
 def _now() -> str:

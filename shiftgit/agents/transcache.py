@@ -103,7 +103,7 @@ def _load(file: Path, where: str, data: bytes, cut: int) -> Parsed | None:
             entries += [Entry(*row) for row in rows]
     except (StopIteration, ValueError, TypeError):
         return None
-    if not 0 < offset <= cut or not isinstance(state, dict) or zlib.crc32(data[:offset]) != crc:
+    if not 0 < offset <= cut or not isinstance(state, dict) or zlib.crc32(memoryview(data)[:offset]) != crc:
         return None
     return Parsed(where, offset, crc, kind, state, skipped, entries)
 
@@ -112,10 +112,10 @@ def _records(blob: bytes) -> Iterator[Any]:
     """The records that check out, up to the first that does not (a write cut short)."""
     if not blob.startswith(MAGIC):
         return
-    at = len(MAGIC)
+    at, view = len(MAGIC), memoryview(blob)  # slices of the view: the records are not copied (megabytes at 5 MB)
     while at + 8 <= len(blob):
         size, crc = int.from_bytes(blob[at:at + 4], "big"), int.from_bytes(blob[at + 4:at + 8], "big")
-        body = blob[at + 8:at + 8 + size]
+        body = view[at + 8:at + 8 + size]
         if len(body) != size or zlib.crc32(body) != crc:
             return
         try:

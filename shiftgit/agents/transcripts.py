@@ -14,11 +14,11 @@ Anything else is refused with one line (UsageError): nothing is guessed.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from shiftgit import rawjson
 from shiftgit.errors import UsageError
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -90,7 +90,7 @@ def _whole_document(text: str) -> dict[str, Any] | None:
     if not text.lstrip().startswith("{") or "\n{" in text.strip():
         return None
     try:
-        document = json.loads(text)
+        document = rawjson.loads(text)
     except ValueError:
         return None
     ok = isinstance(document, dict) and isinstance(document.get("messages"), list) and "sessionId" in document
@@ -103,7 +103,7 @@ def _json_lines(text: str) -> tuple[list[dict[str, Any]], int]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = rawjson.loads(line)
         except ValueError:
             skipped += 1
             continue
@@ -306,7 +306,7 @@ def _text_of(content: Any) -> str:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) if value is not None else ""
+    return rawjson.compact_sorted(value) if value is not None else ""
 
 
 def _exit_code(output: str) -> int | None:

@@ -153,10 +153,10 @@ def read_loose(object_dir: str, oid: str) -> tuple[str, bytes] | None:
 
 # -- git processes without the subprocess module ----------------------------------------------------
 
-def spawn(argv: list[str], env: Mapping[str, str], stderr: str) -> tuple[int, list[int]]:
+def spawn(argv: list[str], env: Mapping[str, str], stderr: str, program: str = "git") -> tuple[int, list[int]]:
     """git ARGV (found on `env`'s PATH, as subprocess finds it) with a pipe to its stdin and one from its
     stdout; its stderr goes into a third pipe ("pipe"), into stdout ("stdout") or nowhere ("null").
-    Returns (pid, our ends: stdin's, stdout's, and stderr's when piped)."""
+    Returns (pid, our ends: stdin's, stdout's, and stderr's when piped). `program`: another than git (`sh`)."""
     pipes = [os.pipe() for _ in range(3 if stderr == "pipe" else 2)]
     mine = [pipes[0][1], *(read for read, _ in pipes[1:])]
     theirs = [pipes[0][0], *(write for _, write in pipes[1:])]
@@ -168,7 +168,7 @@ def spawn(argv: list[str], env: Mapping[str, str], stderr: str) -> tuple[int, li
             actions.append((os.POSIX_SPAWN_DUP2, theirs[1], 2))
         elif stderr == "null":
             actions.append((os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0))
-        pid = os.posix_spawn(_which("git", env), ["git", *argv], dict(env), file_actions=actions)
+        pid = os.posix_spawn(_which(program, env), [program, *argv], dict(env), file_actions=actions)
     except BaseException:
         for fd in mine + theirs:
             os.close(fd)
@@ -232,10 +232,11 @@ class Process:
     (`cwd` elsewhere raises OSError: posix_spawn cannot change it, and `git -C` would change the argv)."""
 
     def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None,
-                 stderr: str = "pipe") -> None:
+                 stderr: str = "pipe", program: str = "git") -> None:
         if cwd is not None and os.path.abspath(cwd) != os.getcwd():
             raise OSError("posix_spawn cannot change the directory")  # the caller falls back to subprocess
-        self.pid, mine = spawn(argv, env, stderr=stderr)  # "stdout": one pipe, never full while stdout is read
+        self.pid, mine = spawn(argv, env, stderr=stderr, program=program)  # "stdout": one pipe, never full while
+        # stdout is read
         self.stdin, self.stdout = open(mine[0], "wb"), open(mine[1], "rb")
         self.stderr = open(mine[2] if stderr == "pipe" else os.devnull, "rb")
         self.returncode: int | None = None
@@ -269,11 +270,15 @@ def hook_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe") -> None:
+def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe",
+             program: str = "git") -> list[Process]:
     """Start these git processes now, in the current directory, for `started` to hand out: the commit gate's
-    git reads the index while Python imports the gate (the two cores work at once)."""
+    git reads the index while Python imports the gate (the two cores work at once). Returns them."""
+    started = []
     for argv in argvs:
-        _READY[_ready_key(argv, env, os.getcwd())] = Process(argv, env, stderr=stderr)
+        started.append(Process(argv, env, stderr=stderr, program=program))
+        _READY[_ready_key(argv, env, os.getcwd())] = started[-1]
+    return started
 
 
 def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Process | None:

@@ -7,13 +7,17 @@ intact. (Split from store.py, which re-exports `write_atomic` and `storage_error
 
 from __future__ import annotations
 
-import contextlib
 import errno
+import fcntl
 import os
 from pathlib import Path
 
 from shiftgit import rawjson
 from shiftgit.errors import StorageError
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import IO
 
 _FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
          errno.EFBIG: "the file would exceed the file size limit (ulimit -f)",
@@ -35,12 +39,14 @@ def write_atomic(path: Path, data: bytes, *, is_json: bool | None = None) -> Non
     except OSError as exc:
         _discard(tmp)
         raise storage_error(path, exc) from None
-    with contextlib.suppress(OSError):  # the rename is done; a directory that cannot sync is no reason to fail
+    try:  # the rename is done; a directory that cannot sync is no reason to fail
         dirfd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dirfd)
         finally:
             os.close(dirfd)
+    except OSError:
+        pass
 
 
 def _write_checked(tmp: Path, data: bytes, is_json: bool) -> None:
@@ -64,8 +70,10 @@ def _write_checked(tmp: Path, data: bytes, is_json: bool) -> None:
 
 
 def _discard(tmp: Path) -> None:
-    with contextlib.suppress(OSError):
+    try:
         tmp.unlink()
+    except OSError:
+        pass
 
 
 def storage_error(path: Path | str, exc: OSError) -> StorageError:
@@ -90,3 +98,29 @@ def remove_stale_temps(folder: Path) -> None:
         pid = tmp.name.rsplit(".", 2)[-2]
         if pid.isdigit() and not pid_exists(int(pid)):
             tmp.unlink(missing_ok=True)
+
+
+class RunLock:
+    """`with store.lock(run)` (ledger/store.py): the run's lock file held (flock) inside the block. A class, not
+    contextlib.contextmanager: every agent hook imports this module, and contextlib costs it about 0.4 ms."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.handle: IO[str] | None = None
+
+    def __enter__(self) -> None:
+        handle = open(self.path, "a")  # noqa: SIM115  # closed by __exit__
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except BaseException:
+            handle.close()
+            raise
+        self.handle = handle
+
+    def __exit__(self, *exc: object) -> None:
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+            finally:
+                handle.close()

@@ -14,17 +14,15 @@ validated (`validated`) are never schema-checked again.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shiftgit import rawjson, textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
-from shiftgit.ledger.files import remove_stale_temps, storage_error, write_atomic
+from shiftgit.ledger.files import RunLock, remove_stale_temps, storage_error, write_atomic
 from shiftgit.ledger.reading import GcPaused, read_ledgers
 from shiftgit.ledger.runids import RUN_ID as _RUN_ID
 from shiftgit.ledger.runids import run_id_problem, validate_run_id
@@ -250,9 +248,11 @@ class Store:
         data = written.data
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
-        with contextlib.suppress(OSError):  # the gate skips re-validating (and, clean, re-scanning) these bytes
+        try:  # the gate skips re-validating (and, clean, re-scanning) these bytes
             validated.record(self.repo.git_dir, [data], written=True, sha1_only=self.repo.object_format == "sha1",
                              clean=validated.scanned_clean(data))
+        except OSError:  # noqa: S110
+            pass
 
     def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.
@@ -274,8 +274,10 @@ class Store:
             remove_stale_temps(path.parent)
             data = canonical_bytes(changed)
             write_atomic(path, data, is_json=True)
-            with contextlib.suppress(OSError):  # only a speed-up, as in `write`; not `written`: what the change
+            try:  # only a speed-up, as in `write`; not `written`: what the change
                 validated.record(self.repo.git_dir, [data])  # added is not redacted here: the next write redacts all
+            except OSError:
+                pass
             return changed
 
     def create(self, ledger: Ledger) -> None:
@@ -299,15 +301,9 @@ class Store:
             self.write(ledger, checked=checked)
             return ledger
 
-    @contextlib.contextmanager
-    def lock(self, run: str) -> Iterator[None]:
-        path = self.repo.private("locks", f"{validate_run_id(run)}.lock")
-        with open(path, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def lock(self, run: str) -> RunLock:
+        """The run's lock, for `with` (an flock: the kernel lets go of it when its holder dies)."""
+        return RunLock(self.repo.private("locks", f"{validate_run_id(run)}.lock"))
 
     # -- active run (per worktree, in the git dir) ------------------------------------------
     def active_run(self, environ: Mapping[str, str] | None = None) -> str | None:
@@ -328,8 +324,10 @@ class Store:
     def set_active(self, run: str | None) -> None:
         pointer = self.repo.private("active")
         if pointer.is_dir() and not pointer.is_symlink():
-            with contextlib.suppress(OSError):
+            try:
                 pointer.rmdir()  # an empty directory in the way: nothing of value is lost
+            except OSError:
+                pass
         if run is None:
             pointer.unlink(missing_ok=True)
         else:

@@ -132,7 +132,8 @@ def assess_document(store: Store, run: str, document: Mapping[str, Any]) -> Fres
 def _assess(store: Store, run: str, point: Point | None, pending: int) -> Freshness:
     repo = store.repo
     head = read_head(repo)  # from the git dir's files where it can: the agent hooks ask at every turn
-    tree = worktree_tree(repo)  # one git process when nothing changed since the last hook (git/worktreecache.py)
+    tree = worktree_tree(repo, point.tree if point else None)  # one git process when nothing changed since the last
+    # hook (git/worktreecache.py); when it writes a tree, the diff against the checkpoint's runs beside it
     if point is None:
         files = tuple(entry.path for entry in diff_files(repo, head, tree))
     elif point.tree == tree:
