@@ -174,6 +174,8 @@ fi
 # an import needs site-packages (jsonschema, for a ledger it never validated).
 if [ -x "$python" ]; then
     set -- "$python" -S -c 'import sys
+if sys.path[0] == "":  # `-c` starts in the work tree: its own shiftgit/ or json.py must not shadow ours
+    del sys.path[0]
 sys.path.append(sys.argv.pop(1))
 try:
     from shiftgit.__main__ import hook_main

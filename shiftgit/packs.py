@@ -105,7 +105,8 @@ def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[
     while the caller's thread imports its code (150 ms, not 50, so)."""
     import sys
 
-    code = "import sys; sys.path.insert(0, sys.argv[1]); from shiftgit.packs import main; main(sys.argv[2:])"
+    # sys.path[0] is '' (`-c`: the work tree it starts in, whose own hashlib.py must not run): our package's folder
+    code = "import sys; sys.path[0] = sys.argv[1]; from shiftgit.packs import main; main(sys.argv[2:])"
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
     packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
               os.path.join(git_dir, "shift", RECORD)]

@@ -23,6 +23,17 @@ AGENT_VARS = ("CLAUDECODE", "GEMINI_CLI")
 AGENT_PREFIXES = ("CODEX_",)
 NOT_AGENT_VARS = ("CODEX_HOME",)  # a user's own configuration, set in ordinary shells too
 
+def module_argv(module: str) -> list[str]:
+    """`python -m MODULE` with this interpreter, which never imports from the directory it starts in. Plain `-m` (and
+    `-c`) put that directory first on sys.path, and shiftgit starts its processes at the top of the user's work tree:
+    a cloned repository's own `shiftgit/` or `json.py` would run in their place. `-P` (3.11) leaves it off; 3.10 has no
+    `-P`, so a `-c` that drops it (sys.path[0], '' for `-c`) and then runs the module as `-m` would."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module]
+    return [sys.executable, "-c", "import runpy, sys; del sys.path[0]; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]
+
+
 def boot_id() -> str | None:
     try:
         with open("/proc/sys/kernel/random/boot_id") as handle:

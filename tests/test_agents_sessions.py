@@ -7,6 +7,7 @@ Real `python -m shiftgit hook <agent> <event>` processes with each agent's JSON 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 import transcript_fixtures as tf
 from agent_saves import settle
 from conftest import SG, Repo
+
+from shiftgit.procs import module_argv
 
 HEAVY = {"click", "jsonschema", "pygit2", "shiftgit.ledger.model", "dataclasses", "typing", "shiftgit.recovery.resume"}
 
@@ -168,7 +171,8 @@ def test_the_reason_names_a_command_a_login_shell_can_run(run_repo: Repo, isolat
     stop = payload(run_repo, "Stop", stop_hook_active=False)
     run_repo.write("calc.py", run_repo.read("calc.py") + "# one\n")
     reason = json.loads(hook(run_repo, "claude", "stop", stop).stdout)["reason"]
-    assert f"`{sys.executable} -m shiftgit checkpoint --step TEXT --next TEXT`" in reason  # bash -lc finds none
+    command = shlex.join(module_argv("shiftgit"))  # bash -lc finds no shiftgit; -P: never the work tree's own
+    assert f"`{command} checkpoint --step TEXT --next TEXT`" in reason
     (isolated / ".profile").write_text(f'export PATH="{Path(sys.executable).parent}:$PATH"\n')
     run_repo.write("calc.py", run_repo.read("calc.py") + "# two\n")
     reason = json.loads(hook(run_repo, "claude", "stop", stop).stdout)["reason"]

@@ -33,6 +33,7 @@ from pathlib import Path
 from shiftgit.agents import private
 from shiftgit.agents.savelock import LOCK_WAIT, Busy, lock, wait
 from shiftgit.errors import ShiftError
+from shiftgit.procs import module_argv
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -88,7 +89,7 @@ def hand_off(store: Store, job: Job, handle: IO[str]) -> bool:
     handle.truncate(0)  # the child writes its pid
     handle.flush()
     fd = handle.fileno()
-    argv = [sys.executable, "-m", "shiftgit.agents.background", str(store.repo.root), job.run, str(fd)]
+    argv = [*module_argv("shiftgit.agents.background"), str(store.repo.root), job.run, str(fd)]
     try:
         _detach(argv, store.repo.root, fd, clean_env())
     except OSError:

@@ -25,6 +25,7 @@ from typing import Any
 from shiftgit.agents import install, launcher, trust, wiring
 from shiftgit.agents.trust import Check
 from shiftgit.agents.versions import UNKNOWN_MARK
+from shiftgit.procs import module_argv
 from shiftgit.repo import Repo
 
 LOGIN_TIMEOUT = 10.0
@@ -278,7 +279,7 @@ def log_checks(repo: Repo) -> list[Check]:
 def time_hooks(agents: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
     """Each wired agent's session-start and end-of-turn hook, run once in a scratch repository with a run,
     in milliseconds and in Python start-ups (`python -c pass` measured here, now)."""
-    shiftgit = [sys.executable, "-m", "shiftgit"]  # the hooks themselves run as the agents' configs run them
+    shiftgit = module_argv("shiftgit")  # the hooks themselves run as the agents' configs run them
     with tempfile.TemporaryDirectory(prefix="shiftgit-doctor-") as scratch:
         root = Path(scratch)
         quiet = {**env, "GIT_AUTHOR_NAME": "doctor", "GIT_AUTHOR_EMAIL": "doctor@localhost",

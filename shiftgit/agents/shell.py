@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from shiftgit.agents import private
+from shiftgit.procs import module_argv
 
 PROBE = "command -v shiftgit"
 PROBE_TIMEOUT = 3.0
@@ -36,7 +37,7 @@ def invocation(cache: Path | None = None, environ: Mapping[str, str] | None = No
         return known[key]
     import shlex
 
-    answer = "shiftgit" if _login_shell_finds_us(env) else f"{shlex.quote(sys.executable)} -m shiftgit"
+    answer = "shiftgit" if _login_shell_finds_us(env) else shlex.join(module_argv("shiftgit"))
     if cache is not None:
         private.write(cache, dict(list({**known, key: answer}.items())[-CACHE_KEPT:]))
     return answer

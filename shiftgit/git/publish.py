@@ -19,7 +19,7 @@ from pathlib import Path
 from shiftgit import rawjson
 from shiftgit.errors import ShiftError, UsageError
 from shiftgit.ledger.store import Store
-from shiftgit.procs import hostname
+from shiftgit.procs import hostname, module_argv
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import (`status`): annotations only
@@ -85,7 +85,7 @@ def start(repo: Repo, remote: str) -> dict[str, Any] | None:
                       "or change \"publish\" in .shift/config.json")
     import subprocess  # here: `status` and the briefing read this module's result, and start nothing
 
-    argv = [sys.executable, "-m", "shiftgit.git.publish", str(repo.root), remote]
+    argv = [*module_argv("shiftgit.git.publish"), str(repo.root), remote]
     try:
         subprocess.Popen(argv, cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=clean_env())

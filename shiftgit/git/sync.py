@@ -20,7 +20,6 @@ from __future__ import annotations
 import random
 import shlex
 import subprocess
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from shiftgit.git.notestree import (
 )
 from shiftgit.git.rawgit import object_id
 from shiftgit.ledger.store import Store, write_atomic
+from shiftgit.procs import module_argv
 from shiftgit.repo import Repo, clean_env
 
 MERGE_DRIVER = "shiftgit-ledger"
@@ -61,7 +61,7 @@ def configure(store: Store) -> list[str]:
     """Register the ledger merge driver and a notes fetch refspec per remote. Idempotent, repo-local."""
     repo = store.repo
     repo.git("config", "--local", f"merge.{MERGE_DRIVER}.name", "shiftgit: merge run ledgers by id")
-    driver = f"{shlex.quote(sys.executable)} -m shiftgit merge-driver %O %A %B %P"
+    driver = f"{shlex.join(module_argv('shiftgit'))} merge-driver %O %A %B %P"
     repo.git("config", "--local", f"merge.{MERGE_DRIVER}.driver", driver)
     attributes = store.inside(".gitattributes")  # never through a symbolic link
     text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from shiftgit.errors import Fenced, GitError, ShiftError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
-from shiftgit.procs import clone_id, hostname
+from shiftgit.procs import clone_id, hostname, module_argv
 from shiftgit.repo import clean_env
 
 DEFAULT_MINUTES = 30.0
@@ -268,7 +268,7 @@ def publish_now(store: Store) -> str | None:
         return None
     if remote is None:
         return None
-    argv = [sys.executable, "-m", "shiftgit.git.publish", str(store.repo.root), remote]
+    argv = [*module_argv("shiftgit.git.publish"), str(store.repo.root), remote]
     env = clean_env(SHIFTGIT_PUBLISH_DEADLINE=str(PUBLISH_SECONDS))
     try:
         subprocess.run(argv, cwd=store.repo.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

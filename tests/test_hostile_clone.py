@@ -1,0 +1,82 @@
+"""A cloned repository's own Python files never run in shiftgit's place.
+
+shiftgit starts Python at the top of the user's work tree (git hooks, the checkpoint's packer, the agents'
+background job, the publisher, the merge driver). `python -c` and `python -m` put that directory first on
+sys.path, so a repository holding `shiftgit/__init__.py` or `hashlib.py` would run its code on every commit.
+Each module here records its import in MARKS: no mark may appear.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Repo, make_repo
+
+from shiftgit import __version__
+from shiftgit.procs import module_argv
+
+PACKAGE = Path(__file__).resolve().parents[1] / "shiftgit"
+MARK = "import os\nopen(os.path.join(os.environ['MARKS'], __name__), 'a').close()\n"
+SHADOWS = ("shiftgit/__init__.py", "shiftgit/__main__.py", "shiftgit/git/__init__.py", "hashlib.py", "json.py",
+           "zlib.py", "shlex.py", "subprocess.py", "tempfile.py", "fcntl.py")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Repo, Path]:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("MARKS", str(marks))
+    repo = make_repo(tmp_path / "clone")
+    for rel in SHADOWS:
+        repo.write(rel, MARK)
+    assert repo.commit("a repository that shadows modules").returncode == 0
+    return repo, marks
+
+
+def sg(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    """The user's `shiftgit` (a console script starts with its own folder, not the work tree, on sys.path)."""
+    proc = repo.run([*module_argv("shiftgit"), *args])
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return proc
+
+
+def test_a_python_module_started_in_the_work_tree_runs_ours(hostile: tuple[Repo, Path]) -> None:
+    repo, marks = hostile
+    assert sg(repo, "--version").stdout.strip() == f"shiftgit, version {__version__}"
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_commits_and_a_packed_checkpoint_import_nothing_from_the_work_tree(hostile: tuple[Repo, Path]) -> None:
+    repo, marks = hostile
+    sg(repo, "init", "--hooks", "git")
+    assert repo.commit("set up shiftgit").returncode == 0
+    sg(repo, "start", "demo", "--goal", "grow", "--stop-when", "eighty files")
+    assert repo.commit("start demo").returncode == 0
+    for n in range(80):  # past the packer's threshold: the checkpoint starts its `python -S -c` packer
+        repo.write(f"data/f{n}.txt", f"line {n}\n")
+    sg(repo, "checkpoint", "--step", "eighty files", "--next", "commit")
+    done = repo.commit("eighty files")
+    assert done.returncode == 0, done.stderr
+    assert "shiftgit" in repo.git("notes", "--ref=refs/notes/shift", "show", "HEAD")  # the hooks did run
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_no_module_is_started_with_a_bare_dash_m() -> None:
+    """Every `python -m` shiftgit starts goes through procs.module_argv (-P, or a -c that drops the work tree)."""
+    bare = re.compile(r'sys\.executable\)?\}?"?,? ?"?-m"?|executable\)\} -m ')
+    found = [f"{path.relative_to(PACKAGE)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
+             if path.name != "demo.py"  # the tour runs in a folder it made itself
+             for n, line in enumerate(path.read_text().splitlines(), 1) if bare.search(line)]
+    assert found == []
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="-P came with Python 3.11")
+def test_the_merge_driver_and_the_agents_command_leave_the_work_tree_off_sys_path(hostile: tuple[Repo, Path]) -> None:
+    repo, _ = hostile
+    sg(repo, "init", "--hooks", "git")
+    driver = repo.git("config", "merge.shiftgit-ledger.driver").strip()
+    assert driver.endswith(" -P -m shiftgit merge-driver %O %A %B %P"), driver
