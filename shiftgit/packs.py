@@ -66,7 +66,7 @@ def pack_bytes(entries: Iterable[bytes], count: int, width: int) -> bytes:
 
 
 # The work tree's tree (repo.TreeBuild), built in the private index GIT_INDEX_FILE names: `.shift/` dropped from it
-# while `ls-files` lists the changed and new files for the packer (`main`: the arguments, when given): into
+# while `ls-files` lists the changed and new files for the packer (`packer.main`: the arguments, when given): into
 # "$GIT_INDEX_FILE.list", the packer started only when that names PACK_MIN files (LISTED bytes: a Python start saved
 # at every small checkpoint); or, "early" first (`_large`), piped into the packer started beside it. Then the entries
 # the packer knows (shiftgit/staging.py) by `update-index --index-info`, `git add` on the rest of its paths, `git
@@ -81,20 +81,21 @@ LISTED = PACK_MIN * 8  # 8 bytes an entry: "C ", a path of 5, the NUL
 BUILD = f"""git {" ".join(f"'{a}'" for a in DROP)} &
 if [ "$1" = early ]; then
   shift
-  git {" ".join(f"'{a}'" for a in LIST)} 2>/dev/null | "$@" >/dev/null 2>&1
+  {{ git {" ".join(f"'{a}'" for a in LIST)} 2>/dev/null || : >"$GIT_INDEX_FILE{staging.CUT}"; }} | "$@" >/dev/null 2>&1
 elif [ $# -gt 0 ]; then
-  git {" ".join(f"'{a}'" for a in LIST)} >"$GIT_INDEX_FILE.list" 2>/dev/null
+  git {" ".join(f"'{a}'" for a in LIST)} >"$GIT_INDEX_FILE.list" 2>/dev/null || : >"$GIT_INDEX_FILE{staging.CUT}"
   if [ "$(wc -c <"$GIT_INDEX_FILE.list")" -ge {LISTED} ]; then "$@" <"$GIT_INDEX_FILE.list" >/dev/null 2>&1; fi
 fi
 wait $! || exit 90
 i="$GIT_INDEX_FILE"
-if [ -s "$i{staging.INFO}" ] && git update-index -z --index-info <"$i{staging.INFO}" 2>/dev/null &&
+if [ ! -e "$i{staging.CUT}" ] && [ -s "$i{staging.INFO}" ] &&
+  git update-index -z --index-info <"$i{staging.INFO}" 2>/dev/null &&
   {{ [ ! -s "$i{staging.REST}" ] || git --literal-pathspecs add -A --pathspec-file-nul \\
     --pathspec-from-file="$i{staging.REST}" >/dev/null 2>&1; }} && git write-tree 2>/dev/null; then exit 0; fi
 git {" ".join(f"'{a}'" for a in ADD)} >/dev/null || exit 91
 exec git write-tree
 """
-LEFT = (staging.INFO, staging.INFO + ".tmp", staging.REST, staging.ATTRS)  # the packer's files, beside the index
+LEFT = (staging.INFO, staging.INFO + ".tmp", staging.REST, staging.ATTRS, staging.CUT)  # the packer's, beside the index
 RECORD = "prepacked-v2"  # in <git-dir>/shift/: the files the last prepack found in the store, by their stat
 
 
@@ -106,7 +107,7 @@ def build_command(root: str, git_dir: str, common_dir: str, width: int) -> list[
     import sys
 
     # sys.path[0] is '' (`-c`: the work tree it starts in, whose own hashlib.py must not run): our package's folder
-    code = "import sys; sys.path[0] = sys.argv[1]; from shiftgit.packs import main; main(sys.argv[2:])"
+    code = "import sys; sys.path[0] = sys.argv[1]; from shiftgit.packer import main; main(sys.argv[2:])"
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `shiftgit` was imported from
     packer = [sys.executable, "-S", "-c", code, top, root, os.path.join(common_dir, "objects"), str(width),
               os.path.join(git_dir, "shift", RECORD)]
@@ -124,47 +125,6 @@ def _large(git_dir: str) -> bool:
             os.path.join(git_dir, "index")).st_mtime_ns
     except OSError:
         return False
-
-
-def main(args: list[str]) -> None:
-    """The packer (`build_command`): ARGS are the work tree, the object directory, the id width and the record;
-    the listing on stdin. Silent: a failure only leaves the files to `git add`. With the private index's path in
-    GIT_INDEX_FILE, it leaves there the index entries of the files it hashed (shiftgit/staging.py)."""
-    import sys
-
-    listed = [(name[:1], name[2:]) for name in sys.stdin.buffer.read().split(b"\0") if name[:2] in (b"C ", b"? ")]
-    paths = [path for _, path in listed]
-    if len(paths) < PACK_MIN:
-        return
-    index = os.environ.get("GIT_INDEX_FILE")
-    survey = None
-    if index and not any(path.endswith(b"/") for path in paths):  # a nested repository: `git add`'s alone
-        try:
-            survey = staging.Survey(args[0], paths)
-        except OSError:
-            pass
-    staged: dict[bytes, tuple[int, str] | None] | None = {}
-    try:
-        prepack(args[0], args[1], paths, int(args[2]), args[3], staged)
-    except OSError:
-        staged = None  # a full disk, a read-only store: `git add` writes them (or says why it cannot)
-    allowed = survey.allowed() if survey is not None else None
-    if index and allowed is not None and staged is not None:
-        entries: dict[bytes, tuple[int, str]] = {}
-        removed, rest = [], []
-        for tag, path in listed:
-            known = staged.get(path, ())
-            if known and path in allowed:
-                entries[path] = known
-            elif known is None:  # gone: a tracked file's removal; an untracked one, nothing to add
-                if tag == b"C":
-                    removed.append(path)
-            elif path not in entries:
-                rest.append(path)
-        try:
-            staging.write(index, entries, removed, rest)
-        except OSError:
-            pass
 
 
 def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record: str | None = None,
@@ -229,8 +189,11 @@ def _read(root: str, paths: Iterable[bytes], known: dict[bytes, tuple[bytes, str
     kept: dict[bytes, tuple[bytes, str]] = {}
     total = 0
     top = os.open(root, os.O_RDONLY)
+    folders: dict[bytes, bool] = {b"": True}
     try:
         for path in paths:
+            if not _real_folders(os.path.dirname(path), top, folders):
+                continue  # through a symlinked folder (git takes the path as gone): never read, left to git
             try:
                 info = os.stat(path, dir_fd=top, follow_symlinks=False)
             except OSError as exc:
@@ -263,6 +226,24 @@ def _read(root: str, paths: Iterable[bytes], known: dict[bytes, tuple[bytes, str
     finally:
         os.close(top)
     return found, kept
+
+
+def _real_folders(folder: bytes, top: int, seen: dict[bytes, bool]) -> bool:
+    """No part of the path to FOLDER (under TOP) is a symlink: `os.stat` and `open` with no-follow refuse a symlink
+    only as the path's last part, and git stops at a symlink anywhere on it. A part that is missing or a file is
+    not one (the path's own stat then finds it gone, as git does)."""
+    import stat
+
+    known = seen.get(folder)
+    if known is None:
+        known = _real_folders(os.path.dirname(folder), top, seen)
+        if known:
+            try:
+                known = not stat.S_ISLNK(os.stat(folder, dir_fd=top, follow_symlinks=False).st_mode)
+            except OSError:
+                pass
+        seen[folder] = known
+    return known
 
 
 def _load(record: str) -> dict[bytes, tuple[bytes, str]]:

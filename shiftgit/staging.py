@@ -10,10 +10,15 @@ stat says:
 - no `filter`, `ident` or `working-tree-encoding` attribute applies to the path (`git check-attr`, which reads
   every attributes file `git add` reads, the same way);
 - no carriage return in the bytes (end-of-line rules, `core.autocrlf`, change only those);
-- `core.filemode` and `core.symlinks` are not false (git then keeps modes from the index), `core.safecrlf`
-  is unset, false or `warn` (true makes `git add` refuse a file it would convert on checkout), and
-  `core.ignorecase` and `core.precomposeunicode` are not true (git then matches names its own way);
-- a regular file (a symlink, a directory, a nested repository: git's to add).
+- `core.filemode` and `core.symlinks` are unset or spelled true (false, which git also reads in `0x0` or `00k`,
+  makes git keep modes from the index), `core.safecrlf` is unset, false or `warn` (true makes `git add` refuse
+  a file it would convert on checkout), and `core.ignorecase`, `core.precomposeunicode` and
+  `core.sparsecheckout` are unset or false (git then matches names its own way, or leaves paths out of the
+  index and refuses to add them);
+- no `.gitmodules` at the top (`git add -A` looks into each submodule, and fails on a broken one);
+- a regular file, each folder on its path a real folder (a symlink, a directory, a nested repository, a path
+  through a symlinked folder, which git takes as gone: git's to add);
+- `ls-files` listed every path it should (a listing cut short by a failure is not the whole change).
 Anything else, or any surprise (a `git` that fails, an entry `update-index` refuses, an object `write-tree`
 cannot find), and the build runs `git add -A` over everything as it did before: the tree is always git's.
 
@@ -29,10 +34,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 ATTRIBUTES = (b"filter", b"ident", b"working-tree-encoding")
-CONFIG = "^core\\.(filemode|symlinks|safecrlf|ignorecase|precomposeunicode)$"
+CONFIG = "^core\\.(filemode|symlinks|safecrlf|ignorecase|precomposeunicode|sparsecheckout)$"
 FALSE = (b"false", b"no", b"off", b"0", b"")
-INFO, REST, ATTRS = ".info", ".rest", ".attrs"  # beside the private index: the entries, the paths left to `git add`,
-# and what check-attr said
+TRUE = (b"true", b"yes", b"on", b"1")  # as spelled: git also reads any nonzero number as true, and 00 as false
+# Beside the private index: the entries, the paths left to `git add`, what check-attr said, and (CUT) that
+# `ls-files` failed
+INFO, REST, ATTRS, CUT = ".info", ".rest", ".attrs", ".cut"
 
 
 class Survey:
@@ -90,9 +97,10 @@ def _config_allows(config: bytes) -> bool:
         if item:
             key, sep, value = item.partition(b"\n")
             values[key.lower()] = value.strip().lower() if sep else b"true"
-    return (values.get(b"core.filemode", b"true") not in FALSE and values.get(b"core.symlinks", b"true") not in FALSE
+    return (values.get(b"core.filemode", b"true") in TRUE and values.get(b"core.symlinks", b"true") in TRUE
             and values.get(b"core.safecrlf", b"false") in (*FALSE, b"warn")
-            and all(values.get(key, b"false") in FALSE for key in (b"core.ignorecase", b"core.precomposeunicode")))
+            and all(values.get(key, b"false") in FALSE
+                    for key in (b"core.ignorecase", b"core.precomposeunicode", b"core.sparsecheckout")))
 
 
 def _spawn(argv: list[str], cwd: str, stdin: int | None, stdout: str | None, stdout_fd: int | None = None) -> int:

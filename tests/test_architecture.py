@@ -24,8 +24,8 @@ RANKS = {
     "cli": 6,
     "entry": 7,
 }
-BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "rawjson", "packs", "staging", "memo",
-                "__init__"}
+BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "rawjson", "packs", "staging", "packer",
+                "memo", "__init__"}
 MAX_LINES = 350
 
 

@@ -87,7 +87,8 @@ def test_plain_files_are_staged_and_the_rest_left_to_git_add(tmp_path: Path) -> 
 
 def test_settings_that_change_what_git_add_stores_leave_everything_to_it(tmp_path: Path) -> None:
     repo = many_changes(tmp_path)
-    for setting in ("core.filemode=false", "core.safecrlf=true", "core.ignorecase=true", "core.symlinks=false"):
+    for setting in ("core.filemode=false", "core.safecrlf=true", "core.ignorecase=true", "core.symlinks=false",
+                    "core.filemode=00", "core.symlinks=0x0", "core.sparseCheckout=true"):  # 00, 0x0: false to git
         key, value = setting.split("=")
         repo.git("config", key, value)
         entries, left = packer_says(repo)
@@ -104,6 +105,49 @@ def test_a_nested_repository_leaves_everything_to_git_add(tmp_path: Path) -> Non
     assert nested.head()
     assert packer_says(repo) == ({}, [])
     assert GitRepo.open(repo.path).worktree_tree() == git_alone(repo)
+
+
+def test_submodules_leave_everything_to_git_add(tmp_path: Path) -> None:
+    """`git add -A` looks into each submodule (and fails on a broken one): a .gitmodules at the top, no entries."""
+    repo = many_changes(tmp_path)
+    repo.write(".gitmodules", '[submodule "lib"]\n\tpath = lib\n\turl = ./lib\n')
+    assert packer_says(repo) == ({}, [])
+
+
+def test_a_path_through_a_symlinked_folder_is_never_read(tmp_path: Path) -> None:
+    """A tracked file whose folder became a symlink to one outside: git takes the file as gone; the packer neither
+    packs the outside file nor stages it (os.stat and O_NOFOLLOW refuse a symlink only as a path's last part)."""
+    repo = many_changes(tmp_path)
+    repo.write("lib/config.txt", "in the repository\n")
+    repo.commit("lib")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.txt").write_text("SECRET_TOKEN=outside-the-repository\n")
+    for n in range(MANY):
+        repo.write(f"src/f{n}.py", f"X = {n} + 2\n")
+    (repo.path / "lib" / "config.txt").unlink()
+    (repo.path / "lib").rmdir()
+    (repo.path / "lib").symlink_to(outside)
+    repo.write(".git/info/exclude", "lib\n")  # ignored: no `git add` of it would set the entry right
+    entries, left = packer_says(repo, b"C lib/config.txt\0")
+    assert "lib/config.txt" not in entries and entries["src/f0.py"].startswith("100644 ")
+    outside_blob = repo.git("hash-object", str(outside / "config.txt")).strip()
+    assert repo.run(["git", "cat-file", "-e", outside_blob]).returncode != 0  # never packed
+    tree = GitRepo.open(repo.path).worktree_tree()
+    assert tree == git_alone(repo)
+    assert repo.run(["git", "cat-file", "-e", f"{tree}:lib/config.txt"]).returncode != 0
+
+
+def test_a_cut_listing_leaves_everything_to_git_add(tmp_path: Path) -> None:
+    """`ls-files` failed (CUT beside the index): its listing may not be the whole change; the entries go unused."""
+    repo = many_changes(tmp_path)
+    index = repo.path / ".git" / "cut.idx"
+    index.write_bytes((repo.path / ".git" / "index").read_bytes())
+    staging.write(str(index), {b"src/f0.py": (0o100644, repo.git("hash-object", "-w", "tool.sh").strip())}, [], [])
+    Path(f"{index}{staging.CUT}").write_bytes(b"")
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    build = subprocess.run(["sh", "-c", packs.BUILD, "sh"], cwd=repo.path, env=env, capture_output=True)
+    assert build.returncode == 0 and build.stdout.decode().strip() == git_alone(repo)
 
 
 def test_a_wrong_entry_costs_only_the_fast_way(tmp_path: Path) -> None:
