@@ -5,6 +5,7 @@ always the one `git add -A` alone gives."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,7 +22,7 @@ def packer_says(repo: Repo, extra: bytes = b"") -> tuple[dict[str, str], list[st
     """What the build's packer leaves for `update-index` (path -> "mode id") and for `git add` (paths), run as the
     build runs it: the listing of `ls-files` in a copy of the index."""
     index = repo.path / ".git" / "probe.idx"
-    index.write_bytes((repo.path / ".git" / "index").read_bytes())
+    shutil.copy2(repo.path / ".git" / "index", index)  # its time kept, as the build's (git's racy-clean check)
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     listing = subprocess.run(["git", *packs.LIST], cwd=repo.path, env=env, capture_output=True, check=True).stdout
     argv = packs.build_command(str(repo.path), str(repo.path / ".git"), str(repo.path / ".git"), 40)[4:]
