@@ -143,7 +143,7 @@ def test_a_cut_listing_leaves_everything_to_git_add(tmp_path: Path) -> None:
     """`ls-files` failed (CUT beside the index): its listing may not be the whole change; the entries go unused."""
     repo = many_changes(tmp_path)
     index = repo.path / ".git" / "cut.idx"
-    index.write_bytes((repo.path / ".git" / "index").read_bytes())
+    shutil.copy2(repo.path / ".git" / "index", index)  # its time kept (git's racy-clean check)
     staging.write(str(index), {b"src/f0.py": (0o100644, repo.git("hash-object", "-w", "tool.sh").strip())}, [], [])
     Path(f"{index}{staging.CUT}").write_bytes(b"")
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
@@ -155,7 +155,7 @@ def test_a_wrong_entry_costs_only_the_fast_way(tmp_path: Path) -> None:
     """An entry naming an object the store lacks: `write-tree` refuses it, and `git add -A` builds the tree."""
     repo = many_changes(tmp_path)
     index = repo.path / ".git" / "wrong.idx"
-    index.write_bytes((repo.path / ".git" / "index").read_bytes())
+    shutil.copy2(repo.path / ".git" / "index", index)
     staging.write(str(index), {b"src/f0.py": (0o100644, "2" * 40)}, [], [b"link"])
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     build = subprocess.run(["sh", "-c", packs.BUILD, "sh"], cwd=repo.path, env=env, capture_output=True)
