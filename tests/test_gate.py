@@ -95,6 +95,23 @@ def test_rule_3_edited_after_the_checkpoint_and_missing_paths(run_repo: Repo) ->
     assert re.search(r"edited after the checkpoint.*\n\s+calc\.py", err)
 
 
+def test_rule_3_part_of_a_file_staged_gets_a_fix_that_works(run_repo: Repo) -> None:
+    """`git add -p`: the index holds part of a file the checkpoint recorded whole. The checkpoint fix alone would
+    refuse again; the printed alternative (stage it whole) passes."""
+    checkpointed(run_repo)
+    run_repo.git("add", LEDGER)
+    whole = run_repo.read("calc.py")
+    run_repo.write("calc.py", whole.replace("return a + b\n\n\ndef sub", "return b + a\n\n\ndef sub"))
+    run_repo.git("add", "calc.py")  # staged: a version between HEAD's and the checkpoint's
+    run_repo.write("calc.py", whole)
+    err = refused(commit(run_repo, "-m", "part"))
+    assert rules(err) == {3} and "only part of the file staged" in err
+    fix = re.search(r"stage it whole \((git add -- [^)]+)\)", err)
+    assert fix and fix.group(1) == "git add -- calc.py"
+    run_repo.git(*fix.group(1).split()[1:])
+    assert commit(run_repo, "-m", "whole").returncode == 0
+
+
 def test_rule_3_a_staged_deletion_must_be_checkpointed_too(run_repo: Repo) -> None:
     run_repo.ok("checkpoint", "--step", "nothing yet")
     (run_repo.path / "conftest.py").unlink()
