@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from conftest import CALC, PYTEST, Repo, make_repo
-from verify_helpers import clone, commit_without_handoff, edit_ledger, exit_with, record_check, record_failing
+from verify_helpers import (
+    BROKEN_SUB,
+    clone,
+    commit_without_handoff,
+    edit_ledger,
+    exit_with,
+    record_check,
+    record_failing,
+)
 
 from shiftgit.effects.liveness import is_alive, pid_alive, process_state
 from shiftgit.ledger.store import Store
@@ -91,6 +99,18 @@ def test_an_unexplained_verify_mismatch_escalates(run_repo: Repo, tmp_path: Path
     assert (code, report["decision"]) == (4, "escalate")
     assert any("verify mismatch" in r and "probe regressed" in r for r in report["reasons"])
     assert _resume(run_repo, "--no-run")[0] == 0  # from the record alone there is nothing wrong
+
+
+def test_a_stale_failing_check_that_passes_now_resumes_with_the_reason(run_repo: Repo) -> None:
+    """Fail, fix, checkpoint, stop: the check's failure ran on other content than the checkpoint (stale), so its
+    passing on the checkpoint's tree is what the record allows (a fresh check's change still escalates, above)."""
+    run_repo.write("calc.py", BROKEN_SUB)
+    assert run_repo.sg("check", "--name", "unit", "-q", "--", *PYTEST).returncode == 1
+    run_repo.write("calc.py", CALC)  # the fix, not checked again
+    assert "1 stale" in run_repo.ok("checkpoint", "--step", "fixed sub", "--next", "check it").stdout
+    code, report = _resume(run_repo)
+    assert (code, report["decision"]) == (0, "resume"), report["reasons"]
+    assert any("unit newly_passing, as a stale record allows" in r for r in report["reasons"]), report["reasons"]
 
 
 def test_a_spent_budget_escalates_naming_it(repo: Repo) -> None:

@@ -189,20 +189,24 @@ def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list
             + (f", e.g. {example}" if example else "") + "); someone committed without a handoff"]
 
 
-def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry] | None) -> tuple[list[str], list[str]]:
-    """(escalations, notes) from a verify report."""
+def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry] | None,
+                    stale: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+    """(escalations, notes) from a verify report. STALE: checks whose result at the checkpoint ran on other content."""
     if report is None:
         return [], []
     if report["result"] == "refused":
         return [f"verify could not run {len(report['untrusted'])} command(s) not trusted in this clone; a person "
                 f"trusts them with `shiftgit trust {report['run']}`, or `shiftgit resume --no-run` decides "
                 "from the record alone"], []
-    bad = [f"{c['name']} {c['verdict']}" for c in report["checks"] if c["verdict"] != "reproduced"]
+    verdicts = [(f"{c['name']} {c['verdict']}", c["name"] in stale and c["verdict"] != "flaky")
+                for c in report["checks"] if c["verdict"] != "reproduced"]
+    moved, bad = [v for v, allowed in verdicts if allowed], [v for v, allowed in verdicts if not allowed]
+    said = [f"verify: {', '.join(moved)}, as a stale record allows (its result ran on other content)"] if moved else []
     if not bad:
-        return [], [f"verify reproduced {len(report['checks'])} check(s)"] if report["checks"] else []
+        return [], said or ([f"verify reproduced {len(report['checks'])} check(s)"] if report["checks"] else [])
     if edits:
-        return [], [f"verify mismatch ({', '.join(bad)}) is explained by the edits made after the checkpoint"]
-    return [f"verify mismatch the record does not explain: {', '.join(bad)}"], []
+        return [], [f"verify mismatch ({', '.join(bad)}) is explained by the edits made after the checkpoint", *said]
+    return [f"verify mismatch the record does not explain: {', '.join(bad)}"], said
 
 
 def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
@@ -228,7 +232,8 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
             from shiftgit.recovery import verify
 
             report = verify.verify(store, ledger.run, ledger=ledger, worktree=worktree, progress=progress)
-        more, notes = _verify_reasons(report, edits)
+        stale = frozenset(c.name for c in point.checks if point.tree is not None and c.content != point.tree)
+        more, notes = _verify_reasons(report, edits, stale)
         escalate += more
     reason = decisions.stop_reason(ledger, edits)
     more, said = decisions.stop_reasons(ledger, reason)
@@ -307,9 +312,8 @@ def _lease_verdict(store: Store, run: str, ledger: Ledger, verdict: dict[str, An
     from shiftgit.runs import lease
 
     held = ledger.lease
-    if not isinstance(held, Mapping) or not lease.held_elsewhere(held, lease.here(store)):
-        return verdict
-    if verdict["decision"] == "finished":
+    if not isinstance(held, Mapping) or verdict["decision"] == "finished" or not lease.held_elsewhere(
+            held, lease.here(store)):
         return verdict
     reasons = [lease.held_line(run, held)] + (verdict["reasons"] if verdict["decision"] != "resume" else [])
     return {**verdict, "decision": "escalate", "reasons": reasons}
