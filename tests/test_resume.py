@@ -90,6 +90,25 @@ def test_an_amended_handoff_commit_still_matches(run_repo: Repo) -> None:
     assert _resume(run_repo, "--no-run")[1]["decision"] == "resume"
 
 
+def test_a_checkpoint_amended_into_its_base_commit_still_matches(repo: Repo) -> None:
+    """Commit, edit, checkpoint, `git commit --amend`: HEAD replaces the checkpoint's base and carries it."""
+    repo.ok("init", "--hooks", "git")
+    assert repo.commit("set up shiftgit").returncode == 0
+    repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    repo.write("calc.py", CALC + "# one\n")
+    repo.ok("checkpoint", "--step", "one", "--next", "two")
+    assert repo.commit("one").returncode == 0
+    repo.write("calc.py", CALC + "# one, typo fixed\n")
+    repo.ok("checkpoint", "--step", "one, typo fixed", "--next", "two")
+    repo.git("add", "-A")
+    assert repo.run(["git", "commit", "-q", "--amend", "-m", "one (amended)"]).returncode == 0
+    code, report = _resume(repo, "--no-run")
+    assert (code, report["decision"]) == (0, "resume"), report["reasons"]
+    repo.write("calc.py", CALC + "# more\n")  # amended again without a checkpoint: the gate's to refuse
+    repo.git("add", "-A")
+    assert repo.run(["git", "commit", "-q", "--amend", "--no-edit"]).returncode == 1
+
+
 def test_an_unexplained_verify_mismatch_escalates(run_repo: Repo, tmp_path: Path) -> None:
     outside = tmp_path / "environment"
     outside.write_text("0")

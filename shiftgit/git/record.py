@@ -233,6 +233,9 @@ def head_state(repo: Repo, point: Checkpoint, rel_path: str, head: str | None = 
         return HeadState(True, head, base, None, ())
     if head is not None and base is not None and _carries(repo, head, base, rel_path, point.id):
         return HeadState(True, head, base, head, ())  # the other common case: HEAD is the handoff commit
+    if head is not None and base is not None and _replaces(repo, head, base) and committed_checkpoint_id(
+            repo, head, rel_path) == point.id:  # `git commit --amend` of the base, with the checkpoint
+        return HeadState(True, head, base, head, ())
     pairs = _commits_between(repo, base, head)
     carrier = next((c for c, parent in pairs
                     if parent == base and committed_checkpoint_id(repo, c, rel_path) == point.id), None)
@@ -241,6 +244,12 @@ def head_state(repo: Repo, point: Checkpoint, rel_path: str, head: str | None = 
     others = tuple(c for c in others if c not in ledger_only)
     matches = head == base or (head is not None and not others and (carrier is not None or bool(ledger_only)))
     return HeadState(matches, head, base, carrier, others)
+
+
+def _replaces(repo: Repo, head: str, base: str) -> bool:
+    """HEAD and the base have the same parents (HEAD amends the base) and are not the same commit."""
+    out = repo.git("show", "-s", "--format=%P", head, base, check=False).split("\n")
+    return head != base and len(out) >= 2 and out[0] == out[1]
 
 
 def _ledger_only(repo: Repo, commits: tuple[str, ...]) -> set[str]:
