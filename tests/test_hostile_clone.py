@@ -104,3 +104,15 @@ def test_a_publish_path_in_the_committed_config_pushes_nowhere(tmp_path: Path) -
     sg(repo, "resume", "--no-run")
     assert not marker.exists()
     assert subprocess.run(["git", "-C", str(bare), "for-each-ref"], capture_output=True, text=True).stdout == ""
+
+
+def test_a_ledger_nested_thousands_deep_is_reported_in_one_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "clone")
+    sg(repo, "init", "--hooks", "git")
+    sg(repo, "start", "deep", "--goal", "g", "--stop-when", "s")
+    repo.ledger_path("deep").write_text('{"schema_version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    for args in (("status",), ("show", "deep"), ("resume", "--no-run"), ("log",)):
+        proc = repo.run([*module_argv("shiftgit"), *args])
+        assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr, (args, proc.stderr[-500:])
+        assert len(proc.stderr.strip().splitlines()) <= 1, (args, proc.stderr)  # resume: escalates, exit 4
+    assert "corrupt JSON" in repo.run([*module_argv("shiftgit"), "show", "deep"]).stderr
