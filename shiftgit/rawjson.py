@@ -63,9 +63,17 @@ def loads(data: bytes | str) -> Any:
             pass
         except SystemError:  # CPython 3.11's scanner raises its error from json.decoder, found only once imported
             pass
+        except RecursionError:
+            raise ValueError(_DEEP) from None
     import json
 
-    return json.loads(data)
+    try:
+        return json.loads(data)
+    except RecursionError:  # a value nested thousands deep (a hostile file): not JSON shiftgit reads
+        raise ValueError(_DEEP) from None
+
+
+_DEEP = "JSON nested too deeply to read"
 
 
 def _unknown(value: object) -> object:

@@ -166,8 +166,8 @@ def test_an_automatic_checkpoint_does_not_hide_an_edit_from_the_end_of_turn_hold
     assert fresh.ledger("demo")["checkpoint"]["unrecorded"] == ["calc.py", "notes.txt"]  # both autos, merged
     held = json.loads(hook(fresh, "codex", "stop", stop).stdout)
     assert held["decision"] == "block"
-    assert "is stale" in held["reason"] and "calc.py, notes.txt" in held["reason"]
-    assert "shiftgit checkpoint --step" in held["reason"] and "at pre-compact" in held["reason"]
+    assert "is stale" in held["reason"] and '"calc.py", "notes.txt"' in held["reason"]
+    assert "shiftgit checkpoint --step" in held["reason"] and 'at "pre-compact"' in held["reason"]
     assert '"block"' not in hook(fresh, "codex", "stop", stop).stdout  # once
     fresh.ok("checkpoint", "--step", "fixed sub", "--next", "commit")
     assert hook(fresh, "codex", "stop", stop).stdout == ""
@@ -261,7 +261,7 @@ def test_the_degraded_briefing_states_the_essentials(fresh: Repo) -> None:
     text = fallback_summary(Store.open(fresh.path), "demo")
     for fact in ('goal: "make calc correct"', 'stop condition: "tests pass"', '"never edit tests/"',
                  'next action: "fix sub()", done when "test_sub passes"', 'step "found the sub bug"',
-                 '"unit": exit 1', "1 file(s) changed since checkpoint #1 and not recorded: calc.py"):
+                 '"unit": exit 1', '1 file(s) changed since checkpoint #1 and not recorded: "calc.py"'):
         assert fact in text, fact
 
 

@@ -138,7 +138,7 @@ def test_an_automatic_checkpoint_killed_in_the_background_is_redone_by_the_end_o
     held = json.loads(hook(run_repo, transcript, event="stop")[0])
     point = run_repo.ledger("demo")["checkpoint"]
     assert point["auto"] == "pre-compact" and point["unrecorded"] == ["calc.py"] and point["session"] == "sess-1"
-    assert held["decision"] == "block" and "at pre-compact" in held["reason"] and "calc.py" in held["reason"]
+    assert held["decision"] == "block" and 'at "pre-compact"' in held["reason"] and "calc.py" in held["reason"]
     assert '"block"' not in hook(run_repo, transcript, event="stop")[0]  # held once
     assert pending(run_repo.path) == []
     assert context_ref(run_repo) not in ("", first)  # saved again: the checkpoint is in the run's summary now
@@ -154,7 +154,7 @@ def test_the_end_of_turn_hook_waits_for_the_checkpoint_in_progress(run_repo: Rep
     out, took = hook(run_repo, transcript, slow, event="pre-compact")
     assert pending(run_repo.path) == ["demo"] and took < 1.5  # the checkpoint is left to the background
     held = json.loads(hook(run_repo, transcript, event="stop")[0])  # at once: the job is still paused
-    assert "at pre-compact" in held["reason"]  # it judged the tree after the automatic checkpoint
+    assert 'at "pre-compact"' in held["reason"]  # it judged the tree after the automatic checkpoint
     assert run_repo.ledger("demo")["checkpoint"]["auto"] == "pre-compact"
 
 

@@ -8,6 +8,7 @@ Each module here records its import in MARKS: no mark may appear.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -80,3 +81,38 @@ def test_the_merge_driver_and_the_agents_command_leave_the_work_tree_off_sys_pat
     sg(repo, "init", "--hooks", "git")
     driver = repo.git("config", "merge.shiftgit-ledger.driver").strip()
     assert driver.endswith(" -P -m shiftgit merge-driver %O %A %B %P"), driver
+
+
+def test_a_publish_path_in_the_committed_config_pushes_nowhere(tmp_path: Path) -> None:
+    """`.shift/config.json` is committed: "publish" naming a path (a bare repository the clone ships, with a
+    pre-receive hook) must not make git push there and run that hook; only this clone's own remotes count."""
+    repo = make_repo(tmp_path / "clone")
+    sg(repo, "init", "--hooks", "git")
+    bare = repo.path / "vendor" / "cache.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    marker = tmp_path / "pre-receive-ran"
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ntouch '{marker}'\n")
+    hook.chmod(0o755)
+    config = json.loads(repo.read(".shift/config.json"))
+    repo.write(".shift/config.json", json.dumps({**config, "publish": "vendor/cache.git"}))
+    assert repo.commit("a clone that publishes into itself").returncode == 0
+    sg(repo, "start", "fix", "--goal", "g", "--stop-when", "s")
+    sg(repo, "check", "--name", "t", "--", "true")
+    repo.write("calc.py", "X = 1\n")
+    sg(repo, "checkpoint", "--step", "s")
+    sg(repo, "resume", "--no-run")
+    assert not marker.exists()
+    assert subprocess.run(["git", "-C", str(bare), "for-each-ref"], capture_output=True, text=True).stdout == ""
+
+
+def test_a_ledger_nested_thousands_deep_is_reported_in_one_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "clone")
+    sg(repo, "init", "--hooks", "git")
+    sg(repo, "start", "deep", "--goal", "g", "--stop-when", "s")
+    repo.ledger_path("deep").write_text('{"schema_version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    for args in (("status",), ("show", "deep"), ("resume", "--no-run"), ("log",)):
+        proc = repo.run([*module_argv("shiftgit"), *args])
+        assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr, (args, proc.stderr[-500:])
+        assert len(proc.stderr.strip().splitlines()) <= 1, (args, proc.stderr)  # resume: escalates, exit 4
+    assert "corrupt JSON" in repo.run([*module_argv("shiftgit"), "show", "deep"]).stderr

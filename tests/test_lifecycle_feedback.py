@@ -39,6 +39,20 @@ def test_a_template_fills_defaults_adds_its_constraints_and_is_recorded(run_repo
     assert other["contract"]["scope"] == ["api/**"], "the command line wins over the template"
 
 
+def test_commands_a_template_gives_are_not_trusted_by_starting_the_run(run_repo: Repo) -> None:
+    """A committed template (anyone's file) may fill acceptance checks; starting from it is no `shiftgit trust`:
+    `accept` refuses them until a person trusts them. The same command typed on the command line is trusted."""
+    command = "unit=sh -c 'echo ran > ran.txt'"
+    template(run_repo, "bugfix", {"contract": {"stop_when": "fixed", "accept": [command]}})
+    run_repo.ok("start", "fix-1", "--template", "bugfix", "--goal", "fix it")
+    proc = run_repo.sg("accept", "fix-1")
+    assert proc.returncode == 3 and "trust" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert not (run_repo.path / "ran.txt").exists()
+    run_repo.ok("start", "fix-2", "--template", "bugfix", "--goal", "fix it", "--accept", command)
+    run_repo.ok("accept", "fix-2")
+    assert (run_repo.path / "ran.txt").exists()
+
+
 def test_template_refusals_name_the_problem_and_start_nothing(run_repo: Repo) -> None:
     template(run_repo, "strict", {"required": ["owner", "token_budget"]})
     refused(run_repo.sg("start", "x", "--template", "strict", "--goal", "g", "--stop-when", "s"),

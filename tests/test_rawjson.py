@@ -74,3 +74,10 @@ def test_invalid_json_before_json_is_imported_gets_jsons_error() -> None:
     proc = subprocess.run([sys.executable, "-S", "-c", code, package], capture_output=True, text=True, env=env)
     assert proc.stdout == f"{outcome(json.loads, b'{ not json')[1]} {outcome(json.loads, b'{ not json')[2]}\n", \
         proc.stderr[-2000:]
+
+
+def test_json_nested_too_deeply_is_a_value_error_not_a_crash() -> None:
+    """A hostile file nested thousands deep: json's RecursionError becomes the ValueError every reader handles."""
+    for text in ("[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000):
+        with pytest.raises(ValueError, match="nested too deeply"):
+            rawjson.loads(text)

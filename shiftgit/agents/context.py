@@ -208,7 +208,7 @@ def _steps(history: Sequence[Mapping[str, Any]], point: Mapping[str, Any]) -> li
         return ["checkpoint steps: none yet"]
     lines = ["checkpoint steps (oldest first):"]
     for s in steps:
-        auto = f" (recorded by shiftgit at {s.get('auto')})" if s.get("auto") else ""
+        auto = f" (recorded by shiftgit at {_q(s.get('auto'), 40)})" if s.get("auto") else ""
         lines.append(f"  - #{s.get('seq')} {_q(s.get('step')) if s.get('step') else '(no step described)'}{auto}")
     return lines
 

@@ -36,6 +36,14 @@ def configured_remote(config: dict[str, Any]) -> str | None:
     return remote if isinstance(remote, str) and remote else None
 
 
+def own_remote(repo: Repo, config: dict[str, Any]) -> str | None:
+    """The "publish" remote when it is one of this clone's remotes (`git remote`: its own config, never a cloned
+    file). `.shift/config.json` is committed: a value naming a path would make git push into that repository and
+    run its hooks (a hostile clone ships a bare repository with a pre-receive hook)."""
+    remote = configured_remote(config)
+    return remote if remote is not None and remote in repo.git("remote", check=False).split() else None
+
+
 def set_remote(store: Store, remote: str) -> str:
     """Write `"publish": REMOTE` into .shift/config.json (other keys kept). Returns what to tell the user."""
     from shiftgit.ledger.model import canonical_bytes

@@ -74,7 +74,7 @@ def parse_ledger(text: str | bytes, where: str) -> Ledger:
     """Raw JSON -> validated Ledger. Raises LedgerError naming the file and every problem."""
     try:
         document = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise LedgerError(f"{where}: corrupt JSON ({exc}); it was left untouched — "
                           f"restore it with `git checkout -- {where}` or fix it by hand") from None
     check_version(document, where)

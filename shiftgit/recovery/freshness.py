@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from shiftgit import textsafe
 from shiftgit.git.headref import head as read_head
 from shiftgit.git.record import Checkpoint, diff_files, edits_since, head_state
 from shiftgit.git.worktreecache import tree as worktree_tree
@@ -71,7 +72,7 @@ class Freshness(NamedTuple):
                          f"{_short(self.base)}: commits were made without a handoff")
         if not parts and self.unrecorded:
             parts.append(f"{len(self.unrecorded)} file(s) are recorded only by {where}, which shiftgit made by "
-                         f"itself at {self.auto} (no step described): {_list(self.unrecorded)}")
+                         f"itself at {textsafe.quote(self.auto, 40)} (no step described): {_list(self.unrecorded)}")
         facts = "; ".join(parts)
         return (f"shiftgit: the ledger of run {self.run!r} is stale: {facts}. "
                 f"Record the current state with `{shiftgit} checkpoint --step TEXT --next TEXT` "
@@ -148,7 +149,8 @@ def _assess(store: Store, run: str, point: Point | None, pending: int) -> Freshn
 
 
 def _list(paths: tuple[str, ...]) -> str:
-    shown = ", ".join(paths[:FILES_SHOWN])
+    """File names quoted: they are the work tree's (a cloned repository's), never shiftgit's words."""
+    shown = ", ".join(textsafe.quote(p, 200) for p in paths[:FILES_SHOWN])
     more = len(paths) - FILES_SHOWN
     return shown + (f" and {more} more" if more > 0 else "")
 

@@ -71,7 +71,10 @@ def start(store: Store, run: str, spec: ContractInput,
     if both:
         raise UsageError(f"effect kind(s) both allowed and forbidden: {', '.join(sorted(both))}")
     accept = parse_accept(spec.accept)
-    plan = plan_commands(spec.inspect, "--inspect") + plan_commands(spec.escalate_when, "--escalate-when")
+    inspect, escalate = plan_commands(spec.inspect, "--inspect"), plan_commands(spec.escalate_when, "--escalate-when")
+    untyped = set(template.get("untyped") or ()) if template else set()  # filled by a template: `trust` them first
+    typed = [*([(a.argv, ".") for a in accept] if "accept" not in untyped else []),
+             *(inspect if "inspect" not in untyped else []), *(escalate if "escalate_when" not in untyped else [])]
     at = now_iso()
     contract = Contract(goal=spec.goal, stop_when=spec.stop_when, owner=spec.owner,
                         budgets=Budgets(minutes=spec.minutes, tokens=spec.tokens, cost=spec.cost),
@@ -87,7 +90,7 @@ def start(store: Store, run: str, spec: ContractInput,
     warnings = scope_overlaps(store, run, spec.scope)
     store.create(ledger)
     store.set_active(run)
-    remember_typed(store, [(a.argv, ".") for a in accept] + plan, at)
+    remember_typed(store, typed, at)
     return ledger, warnings
 
 

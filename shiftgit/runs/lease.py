@@ -195,10 +195,10 @@ def _take(store: Store, run: str, epoch: int, who: Mapping[str, Any], why: str, 
 
 
 def _remote(store: Store) -> str | None:
-    from shiftgit.git.publish import configured_remote
+    from shiftgit.git.publish import own_remote
 
     try:
-        return configured_remote(store.read_config())
+        return own_remote(store.repo, store.read_config())
     except ShiftError:
         return None
 
@@ -263,7 +263,7 @@ def publish_now(store: Store) -> str | None:
     from shiftgit.git import publish
 
     try:
-        remote = publish.configured_remote(store.read_config())
+        remote = publish.own_remote(store.repo, store.read_config())
     except ShiftError:
         return None
     if remote is None:

@@ -108,11 +108,15 @@ def fill(store: Store, name: str, spec: Any) -> tuple[Any, dict[str, Any]]:
     """`start --template NAME`: the filled ContractInput and what the ledger records of the template; a required
     field left empty is refused, naming the fields."""
     template = load(store, name)
+    typed = spec
     spec = apply(template, spec)
     lacking = missing(template, spec)
     if lacking:
         raise refuse_missing(name, lacking)
-    return spec, {"name": name, "sha256": digest(template), "constraints": list(template.get("constraints") or [])}
+    # commands the template gave (a committed file: anyone's) are not the user's to trust by starting the run
+    untyped = [attr for attr in ("accept", "inspect", "escalate_when") if getattr(spec, attr) != getattr(typed, attr)]
+    return spec, {"name": name, "sha256": digest(template), "constraints": list(template.get("constraints") or []),
+                  "untyped": untyped}
 
 
 def digest(template: Mapping[str, Any]) -> str:
