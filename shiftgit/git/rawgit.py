@@ -191,6 +191,10 @@ def run(argv: list[str], env: Mapping[str, str], data: bytes = b"") -> tuple[int
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out
 
 
+PIPE_SAFE = 4096  # request bytes written before their answers are read: a pipe holds at least a page (Linux gives a
+# user over its pipe quota one-page pipes; 64 KiB otherwise)
+
+
 class CatFile:
     """One `git cat-file --batch`: names -> (id, type, data), or None when missing."""
 
@@ -210,6 +214,21 @@ class CatFile:
         os.waitpid(self.pid, 0)
 
     def get(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        """The answers in order. Requests go in chunks of at most PIPE_SAFE bytes, each chunk's answers read before
+        the next is written: git answers while it reads, so requests that outgrow the pipe (the gate of a commit
+        staging a thousand runs) would leave both sides blocked on a full pipe, git on its answers, we on the rest."""
+        answers: list[tuple[str, str, bytes] | None] = []
+        start = 0
+        while start < len(names):
+            end, size = start, 0
+            while end < len(names) and (end == start or size + len(names[end]) + 1 <= PIPE_SAFE):
+                size += len(names[end]) + 1
+                end += 1
+            answers += self._get(names[start:end])
+            start = end
+        return answers
+
+    def _get(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
         self.stdin.write("".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape"))
         self.stdin.flush()
         answers: list[tuple[str, str, bytes] | None] = []
