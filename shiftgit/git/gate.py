@@ -163,15 +163,13 @@ def _files_match(staging: Staging, point: Mapping[str, Any] | None) -> list[Prob
         problems.append(Problem(3, f"staged path(s) missing from the checkpoint's changed files ({seq})",
                                 tuple(missing), (checkpoint_fix(staging.run),)))
     if edited:
-        import shlex  # here: a refusal only
+        import shlex  # here, a refusal only. A checkpoint records whole files: part of one staged never matches
 
-        # a checkpoint records whole files: part of a file staged (`git add -p`) never matches one
         whole = " ".join(shlex.quote(p) for p in edited)
-        problems.append(Problem(3, f"staged content differs from what the checkpoint ({seq}) recorded: "
-                                "edited after the checkpoint, or only part of the file staged", tuple(edited),
-                                (checkpoint_fix(staging.run), f"part of a file staged (git add -p): stage it whole "
-                                 f"(git add -- {whole}), or set the rest aside (git stash push --keep-index), then "
-                                 "checkpoint as above")))
+        problems.append(Problem(3, f"staged content differs from what the checkpoint ({seq}) recorded: edited after "
+                                "the checkpoint, or only part of the file staged", tuple(edited), (
+            checkpoint_fix(staging.run), f"part of a file staged (git add -p): stage it whole (git add -- {whole}), or "
+            "set the rest aside (git stash push --keep-index), then checkpoint as above")))
     return problems
 
 
