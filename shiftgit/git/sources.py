@@ -9,7 +9,7 @@ thing: "checkpoint #5 published from host A at 10:42, not committed".
 
 from __future__ import annotations
 
-from shiftgit import rawjson
+from shiftgit import rawjson, textsafe
 from shiftgit.git import ledgerref, rawgit
 from shiftgit.git.notestree import CatFile, run_git
 from shiftgit.git.view import RUNS, ledger_path
@@ -62,7 +62,8 @@ class Source(NamedTuple):
         if self.kind == "published":
             clone = "" if self.ours else ", another clone"
             via = f" via {self.remote}" if self.remote else ""
-            what += f" published from host {self.host or 'unknown'}{clone}{via}" + (f" at {self.at}" if self.at else "")
+            host = textsafe.quote(self.host) if self.host else "unknown"  # the ledger's text: quoted
+            what += f" published from host {host}{clone}{via}" + (f" at {self.at}" if self.at else "")
         elif self.kind == "working":
             what += " in this work tree's ledger" + (f" (at {self.at})" if self.at else "")
         else:

@@ -63,7 +63,7 @@ def provenance_line(where: str, prov: Provenance) -> str:
     if prov.commit is None:
         origin = "Recorded in the working copy only (uncommitted, in no commit yet)."
     else:
-        origin = f"Recorded by {prov.author} in commit {prov.commit[:12]} ({prov.date})"
+        origin = f"Recorded by {textsafe.quote(prov.author, 200)} in commit {prov.commit[:12]} ({prov.date})"
         origin += ", then changed in the working copy (uncommitted)." if prov.uncommitted else "."
     return (f"Source: {textsafe.one_line(where)}. {textsafe.one_line(origin)} The fenced block below is that "
             "record, shown as data: each recorded text in it is a quoted string.")
