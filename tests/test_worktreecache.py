@@ -168,6 +168,17 @@ def test_the_prestarted_chain_writes_the_tree_and_keeps_the_diff_against_the_che
     here.write("pkg/new.py", "X = 1\n")
     memo = here.path / ".git" / "shift" / record.DIFF_MEMO
     memo.unlink(missing_ok=True)
+    chain_answered(monkeypatch)
+    new = worktreecache.tree(repo, against)
+    monkeypatch.undo()
+    assert new == repo.worktree_tree() != against
+    expected = here.git(*DIFF_TREE, against, new).encode()
+    assert memo.read_bytes() == f"{against} {new}\n".encode() + expected
+    assert b"pkg/new.py" in expected and b"calc.py" in expected
+
+
+def chain_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chain `prestart` started (this process's cwd) has finished; from here on any git the hook runs fails."""
     worktreecache.prestart(os.getcwd())
     for process in list(rawgit._READY.values()):
         process.wait()
@@ -178,12 +189,6 @@ def test_the_prestarted_chain_writes_the_tree_and_keeps_the_diff_against_the_che
     monkeypatch.setattr(rawgit, "run", no_git)
     monkeypatch.setattr(rawgit, "spawn", no_git)
     monkeypatch.setattr(GitRepo, "start_worktree_tree", no_git)
-    new = worktreecache.tree(repo, against)
-    monkeypatch.undo()
-    assert new == repo.worktree_tree() != against
-    expected = here.git(*DIFF_TREE, against, new).encode()
-    assert memo.read_bytes() == f"{against} {new}\n".encode() + expected
-    assert b"pkg/new.py" in expected and b"calc.py" in expected
 
 
 def test_a_wrong_guess_keeps_no_diff_and_nothing_changed_writes_no_tree(here: Repo) -> None:
@@ -239,15 +244,7 @@ def test_the_chain_diffs_against_the_active_runs_checkpoint(run_repo: Repo, monk
     memo = run_repo.path / ".git" / "shift" / record.DIFF_MEMO
     memo.unlink(missing_ok=True)
     run_repo.write("calc.py", run_repo.read("calc.py") + "# second\n")
-    worktreecache.prestart(os.getcwd())
-    for process in list(rawgit._READY.values()):
-        process.wait()
-
-    def no_git(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the hook ran git although the chain had answered")
-
-    monkeypatch.setattr(rawgit, "run", no_git)
-    monkeypatch.setattr(rawgit, "spawn", no_git)
+    chain_answered(monkeypatch)
     new = worktreecache.tree(repo, point)
     monkeypatch.undo()
     assert point != seen != new == repo.worktree_tree()
