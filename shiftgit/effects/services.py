@@ -28,7 +28,7 @@ from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import find_secrets
+from shiftgit.ledger.secrets import argv_secret
 from shiftgit.ledger.store import Store
 
 KIND = "service"
@@ -92,8 +92,10 @@ def start(store: Store, run: str, name: str, argv: tuple[str, ...], *, port: int
                          "python -m http.server 8000`")
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"--port {port}: use 1-65535")
-    if find_secrets("\0".join(argv)):
-        raise UsageError("the command line holds what looks like a secret; pass it through an environment variable")
+    where = argv_secret(argv)
+    if where is not None:
+        raise UsageError(f"the command line holds what looks like a secret ({where}); pass it through an environment "
+                         "variable so it never lands in git; nothing was started")
     workdir = workdir_of(store, cwd)
     warnings = [f"port {port} already accepts connections before the service started"] \
         if port is not None and port_open(port) else []
