@@ -104,3 +104,47 @@ def test_a_conversation_fetched_from_another_machine_is_fenced_data_with_its_pro
     shown = run_repo.json("context", "show")
     assert shown["text"] == CONVERSATION and shown["provenance"]["remotes"] == ["origin"]
     assert shown["provenance"]["author"] == "Mallory. Saved by this clone <m@example.com>"
+
+
+def test_report_html_escapes_markup_and_shows_control_characters(run_repo: Repo, tmp_path: Path) -> None:
+    step = "<script>alert(1)</script> \x1b]0;owned\x07 \x9b2J \u202eevil\x7f"
+    run_repo.ok("checkpoint", "--step", step)
+    page = tmp_path / "run.html"
+    run_repo.ok("report", "demo", "--html", str(page))
+    text = page.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "<script>" not in text
+    assert "\\u001b]0;owned\\u0007" in text and "\\u009b2J" in text and "\\u202eevil\\u007f" in text
+    assert not any(textsafe.has_control(line) for line in text.splitlines()), repr(text[:300])
+
+
+def test_a_note_sync_merges_with_another_machines_shows_no_control_character(run_repo: Repo,
+                                                                              tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    run_repo.git("init", "-q", "--bare", str(remote))
+    run_repo.git("remote", "add", "origin", str(remote))
+    run_repo.git("commit", "-q", "--allow-empty", "-m", "reviewed")  # no ledger changed: no record, no note
+    shared = run_repo.head()
+    assert run_repo.git("notes", "--ref=shift-data", "list", shared, check=False) == ""
+    run_repo.git("push", "-q", "origin", "main")
+    other = Repo(tmp_path / "other")
+    run_repo.git("clone", "-q", str(remote), str(other.path))
+    other.git("notes", "--ref=shift", "add", "-f", "-m", "reviewed \x1b]0;owned\x07\x1b[2J by them", shared)
+    other.git("push", "-q", "origin", "refs/notes/shift")
+    run_repo.git("notes", "--ref=shift", "add", "-f", "-m", "reviewed here", shared)
+    run_repo.ok("sync")
+    note = run_repo.git("notes", "--ref=shift", "show", shared)
+    assert "reviewed here" in note and "reviewed \\u001b]0;owned\\u0007\\u001b[2J by them" in note, repr(note)
+    assert "\x1b" not in note and "\x07" not in note
+    shown = run_repo.git("log", "-1", "--notes=shift", shared)
+    assert "\x1b" not in shown
+
+
+def test_the_note_of_a_commit_shows_a_forged_checkpoint_number_escaped(run_repo: Repo) -> None:
+    """A ledger committed past the gate (`--no-verify`) is anyone's JSON: its note still obeys none of it."""
+    run_repo.write("calc.py", run_repo.read("calc.py") + "# step\n")
+    run_repo.ok("checkpoint", "--step", "one")
+    edit_ledger(run_repo, "demo", lambda d: d["checkpoint"].update(seq="1\x1b]0;owned\x07"))
+    run_repo.git("add", "-A")
+    run_repo.git("commit", "-q", "--no-verify", "-m", "past the gate")
+    note = run_repo.git("notes", "--ref=shift", "show", "HEAD")
+    assert "#1\\u001b]0;owned\\u0007 " in note and "\x1b" not in note, repr(note)
