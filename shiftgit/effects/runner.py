@@ -120,8 +120,9 @@ def validate_input(spec: EffectInput) -> None:
     if spec.reversibility is not None and spec.reversibility not in REVERSIBILITY:
         raise UsageError(f"unknown reversibility {spec.reversibility!r}; use one of {', '.join(REVERSIBILITY)}")
     commands = [("the command", list(spec.argv))]
-    commands += [(name, _split(command, name)) for name, command in (("--probe", spec.probe),
-                                                                      ("--compensate", spec.compensate)) if command]
+    for name, command in (("--probe", spec.probe), ("--compensate", spec.compensate)):
+        if command is not None:
+            commands.append((name, _split(command, name)))
     for what, argv in commands:
         where = argv_secret(argv)
         if where is not None:
