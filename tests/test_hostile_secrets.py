@@ -246,3 +246,10 @@ def test_ordinary_options_that_take_a_word_still_run(run_repo: Repo, tmp_path: P
                                                      "tests"], [py, "-c", "pass", "--password", "$DB_PASSWORD"],
                  ["sh", "-c", "exit 0; mysql -p db; docker run -p 8080:80 img; gh auth login --with-token"]):
         run_repo.ok("check", "--name", "ordinary", "--", *argv)
+
+
+def test_an_empty_probe_is_refused_as_empty_before_anything_runs(run_repo: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    proc = run_repo.sg("effect", "run", "--key", "deploy-3", "--kind", "deploy", "--reversible", "--probe", "",
+                       "--", sys.executable, "-c", _touch(marker))
+    assert proc.returncode == 2 and "--probe is empty" in proc.stderr and not marker.exists(), proc.stderr
