@@ -21,8 +21,9 @@ Builder = Callable[..., None]
 
 
 def save(repo: Repo, transcript: Path, *extra: str) -> str:
+    """The text saved (bounded by `context.max_chars`; `context show` prints it fenced, under its provenance)."""
     repo.ok("context", "save", *extra, "--from", str(transcript))
-    return repo.ok("context", "show").stdout
+    return str(repo.json("context", "show")["text"])
 
 
 @pytest.fixture

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import CALC, Repo
 
 # Tokens in their real formats, built at run time so that this file holds none.
@@ -183,3 +185,71 @@ def test_a_file_read_from_disk_is_read_whole_whatever_its_size(tmp_path: Path) -
             assert secretscan._file_blob(root, f"f{size}", object_id("blob", data + b"x", 40)) is None
     finally:
         os.close(root)
+
+
+# A secret no token format or `key=value` rule finds on its own: only its place in the command line tells.
+WORD = "open" + "sesame77"
+SHORT = "Qz9" + "k"  # shorter than any `key=value` rule reads
+LETTERS = "opense" + "same"
+
+
+def _touch(marker: Path) -> str:
+    return f"open({str(marker)!r}, 'w').close()"
+
+
+def _forms(marker: Path) -> list[tuple[list[str], str]]:
+    """(a command line, the secret in it); curl's is all letters: `-u user:pass` with a digit was found before."""
+    py, touch, sh = sys.executable, _touch(marker), f"touch {marker}; exit 0"
+    return [([py, "-c", touch, "--password", WORD], WORD), ([py, "-c", touch, "--password=" + SHORT], SHORT),
+            ([py, "-c", touch, "--token", WORD], WORD), ([py, "-c", touch, "--api-key", WORD], WORD),
+            (["env", "PGPASSWORD=" + SHORT, py, "-c", touch], SHORT),
+            (["sh", "-c", f"{sh}; mysql -p{WORD} db"], WORD), (["sh", "-c", f"{sh}; sshpass -p {WORD} ssh host"], WORD),
+            (["sh", "-c", f"{sh}; curl -u ada:{LETTERS} https://example.invalid/"], LETTERS)]
+
+
+def _refused(repo: Repo, proc: subprocess.CompletedProcess[str], marker: Path, secret: str) -> None:
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "looks like a secret" in proc.stderr and "environment variable" in proc.stderr, proc.stderr
+    assert secret not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    assert not marker.exists(), "the command ran"
+    assert secret.encode() not in (repo.path / ".shift").joinpath("runs", "demo", "ledger.json").read_bytes()
+    assert secret.encode() not in every_object(repo.path / ".git")
+
+
+@pytest.mark.parametrize("form", range(8))
+def test_a_secret_as_a_word_of_a_checks_command_line_is_refused_before_it_runs(run_repo: Repo, tmp_path: Path,
+                                                                              form: int) -> None:
+    marker = tmp_path / "ran"
+    argv, secret = _forms(marker)[form]
+    _refused(run_repo, run_repo.sg("check", "--name", "leaky", "--", *argv), marker, secret)
+
+
+def test_effects_services_and_contract_commands_refuse_a_secret_word_too(run_repo: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    py, touch = sys.executable, _touch(marker)
+    _refused(run_repo, run_repo.sg("effect", "run", "--key", "deploy-1", "--kind", "deploy", "--reversible", "--",
+                                   py, "-c", touch, "--api-key", WORD), marker, WORD)
+    _refused(run_repo, run_repo.sg("effect", "run", "--key", "deploy-2", "--kind", "deploy", "--reversible",
+                                   "--probe", f"mysql -p{WORD} -e 'select 1'", "--", py, "-c", touch), marker, WORD)
+    _refused(run_repo, run_repo.sg("service", "start", "--name", "web", "--", py, "-c", touch, "--token", WORD),
+             marker, WORD)
+    _refused(run_repo, run_repo.sg("amend", "--accept", f"db=sshpass -p {WORD} ssh host true", "--reason", "r"),
+             marker, WORD)
+    _refused(run_repo, run_repo.sg("amend", "--inspect", f"curl -u ada:{WORD} https://example.invalid/",
+                                   "--reason", "r"), marker, WORD)
+
+
+def test_ordinary_options_that_take_a_word_still_run(run_repo: Repo, tmp_path: Path) -> None:
+    """`-p` is a port, a plugin or a path for most programs; `--password` with nothing after it asks for one."""
+    py = sys.executable
+    for argv in ([py, "-c", "pass", "-p", "8080"], [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co",
+                                                     "tests"], [py, "-c", "pass", "--password", "$DB_PASSWORD"],
+                 ["sh", "-c", "exit 0; mysql -p db; docker run -p 8080:80 img; gh auth login --with-token"]):
+        run_repo.ok("check", "--name", "ordinary", "--", *argv)
+
+
+def test_an_empty_probe_is_refused_as_empty_before_anything_runs(run_repo: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    proc = run_repo.sg("effect", "run", "--key", "deploy-3", "--kind", "deploy", "--reversible", "--probe", "",
+                       "--", sys.executable, "-c", _touch(marker))
+    assert proc.returncode == 2 and "--probe is empty" in proc.stderr and not marker.exists(), proc.stderr

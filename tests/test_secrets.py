@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shiftgit.ledger.secrets import Finding, find_secrets, redact, redact_obj
+from shiftgit.ledger.secrets import Finding, argv_secret, find_secrets, redact, redact_obj
 
 B62 = string.ascii_letters + string.digits
 GITHUB = "ghp_" + "Q7fK2xLm9Pz4Rt8Wv1Ny6Bc3Hd5Js0Ga2Ek7"
@@ -370,3 +370,35 @@ def test_any_blobs_scanned_together_get_the_verdicts_they_get_alone(blobs: list[
     from shiftgit.git.secretscan import first_rule, first_rules
 
     assert first_rules(blobs) == [first_rule(blob) for blob in blobs]
+
+
+PW = "opense" + "same"
+ARGV_SECRETS = [  # (argv, the index of the word holding the secret)
+    (["mysql", "-p" + PW, "db"], 1), (["/usr/bin/mysqldump", "-uroot", "-p" + PW, "db"], 2),
+    (["mysql", "--password", PW], 2), (["mysql", "--password=" + PW[:3]], 1), (["deploy", "--token", PW], 2),
+    (["deploy", "--api-key", PW], 2), (["deploy", "--db-password", PW], 2), (["keytool", "-storepass", PW], 2),
+    (["sshpass", "-p", PW, "ssh", "host"], 2), (["sshpass", "-p" + PW, "ssh"], 1), (["redis-cli", "-a", PW], 2),
+    (["curl", "-u", f"ada:{PW}", "https://x"], 2), (["curl", f"--user=ada:{PW}"], 1), (["curl", f"-uada:{PW}"], 1),
+    (["env", "PGPASSWORD=" + PW[:2], "psql"], 1), (["docker", "exec", "db", "mysql", "-p" + PW], 4),
+    (["sh", "-c", f"cd /srv && PGPASSWORD={PW} psql -h db"], 2), (["bash", "-lc", f"mysql -p{PW} db"], 2),
+]
+ARGV_CLEAN = [
+    ["python", "-m", "http.server", "-p", "8080"], ["pytest", "-p", "no:cacheprovider"], ["mysql", "-p", "mydb"],
+    ["mysql", "-uroot", "-p"], ["docker", "run", "-p", "8080:80", "img"], ["gh", "auth", "login", "--with-token"],
+    ["docker", "login", "--password-stdin"], ["mysql", "--password", "$DB_PASSWORD"], ["deploy", "--token", "<token>"],
+    ["aws", "s3api", "list-objects", "--starting-token", "eyJhbGciOi"], ["make", "MAX_TOKENS=4096"],
+    ["curl", "-u", "ada", "https://x"], ["sh", "-c", "TOKEN=$(cat token.txt) ./deploy"], ["bash", "--norc", "x"],
+    ["python", "-c", "import os; token = os.environ['TOKEN']", "--password"], ["hf", "--pad-token", "[PAD]"],
+]
+
+
+@pytest.mark.parametrize(("argv", "index"), ARGV_SECRETS)
+def test_a_secret_that_is_a_word_of_its_own_is_found_by_its_place(argv: list[str], index: int) -> None:
+    said = argv_secret(argv)
+    assert said is not None and said.startswith(f"argv[{index}]"), said
+    assert PW not in said  # where it is, never what it is
+
+
+@pytest.mark.parametrize("argv", ARGV_CLEAN)
+def test_options_that_take_an_ordinary_word_are_no_secret(argv: list[str]) -> None:
+    assert argv_secret(argv) is None

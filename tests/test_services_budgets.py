@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -114,6 +115,32 @@ def test_a_killed_service_is_not_alive_and_a_reused_pid_is_not_it(effects_repo: 
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     os.kill(row["pid"], signal.SIGKILL)
     assert wait_alive(effects_repo, "sleeper", False)
+
+
+def test_stop_signals_the_process_it_checked_never_the_group_of_the_recorded_pid(effects_repo: Repo,
+                                                                                started: list[int]) -> None:
+    """The record's `pid` and its process identity disagree (an edited or merged ledger, a reused pid): `stop`
+    checked the identity, so it stops that process and its group, and leaves the other pid's group alone."""
+    effects_repo.ok("service", "start", "--name", "sleeper", "--", sys.executable, "-c", "import time; time.sleep(60)")
+    service = service_row(effects_repo, "sleeper")["pid"]
+    started.append(service)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        path = effects_repo.ledger_path("demo")
+        document = json.loads(path.read_text())
+        document["effects"][0]["pid"] = bystander.pid  # the identity still names the service's process
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        effects_repo.ok("service", "stop", "--name", "sleeper")
+        assert bystander.poll() is None, "stop signalled the group of the recorded pid"
+        deadline = time.monotonic() + 20
+        while procs.pid_exists(service) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not procs.pid_exists(service), "the service it checked still runs"
+        stopped = effects_repo.ledger("demo")["effects"][0]
+        assert stopped["state"] == "compensated" and stopped["result"] == f"stopped (pid {service})"
+    finally:
+        bystander.kill()
+        bystander.wait()
 
 
 def test_a_service_outlives_the_shiftgit_process_that_started_it(effects_repo: Repo, started: list[int],

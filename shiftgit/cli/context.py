@@ -73,7 +73,7 @@ def context_show(run_id: str | None, as_json: bool) -> None:
     if as_json:
         emit(shown)
     else:
-        click.echo(terminal(str(shown["text"]).rstrip("\n")))
+        click.echo(terminal(core.presented(shown)))
 
 
 @click.command("output")

@@ -126,9 +126,9 @@ def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -
 
 
 def _taken_text(taken: dict[str, Any]) -> str:
-    from shiftgit.git.fence import holder_text
+    from shiftgit.git.fence import shown
 
-    line = f"took over as owner epoch {taken['epoch']} (from {holder_text(taken['from'])})"
+    line = f"took over as owner epoch {taken['epoch']} (from {shown(taken['from'])})"
     return line + (f"; {taken['published']}" if taken.get("published") else "; no publish remote: not pushed")
 
 

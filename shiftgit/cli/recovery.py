@@ -71,22 +71,23 @@ def resume_cmd(run_id: str | None, no_run: bool, adopt: bool, take_over: bool, w
     writes.verified(store, report["run"], report.get("verify"))
     if not with_context:
         sys.exit(echo(quick.resumed(report, as_json)))
-    saved, note = _saved_context(store, report["run"])
+    saved, text = _saved_context(store, report["run"])
     if as_json:
         report = {**report, "context": saved}
-    text = f"Saved conversation ({saved['commit'][:12]}):\n{str(saved['text']).rstrip()}" if saved else note
     sys.exit(echo(quick.resumed(report, as_json, text)))
 
 
 def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:
-    """The run's saved conversation (`context show`), or None and why there is none."""
+    """The run's saved conversation (`context show`) and its text as shown (provenance, fence), or None and why
+    there is none."""
     from shiftgit.agents import context
     from shiftgit.errors import UsageError
 
     try:
-        return context.show(store, run), ""
+        saved = context.show(store, run)
     except UsageError as exc:
         return None, str(exc)
+    return saved, context.presented(saved)
 
 
 @click.command("rollback")

@@ -26,7 +26,7 @@ from shiftgit.evidence import runner as evidence
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import FINISH_STATUSES, Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import find_secrets, redact
+from shiftgit.ledger.secrets import argv_secret, find_secrets, redact
 from shiftgit.ledger.store import Store
 
 REVERSIBILITY = ("repeatable", "reversible", "irreversible")
@@ -119,13 +119,15 @@ def validate_input(spec: EffectInput) -> None:
         raise UsageError(f"bad effect kind {spec.kind!r}: use 1-64 of A-Z a-z 0-9 . _ : - (e.g. db_migration)")
     if spec.reversibility is not None and spec.reversibility not in REVERSIBILITY:
         raise UsageError(f"unknown reversibility {spec.reversibility!r}; use one of {', '.join(REVERSIBILITY)}")
-    for text in (*spec.argv, spec.probe or "", spec.compensate or ""):
-        if find_secrets(text):
-            raise UsageError("the command, probe or compensation holds what looks like a secret; pass it through "
-                             "an environment variable so it never lands in git")
+    commands = [("the command", list(spec.argv))]
     for name, command in (("--probe", spec.probe), ("--compensate", spec.compensate)):
         if command is not None:
-            _split(command, name)
+            commands.append((name, _split(command, name)))
+    for what, argv in commands:
+        where = argv_secret(argv)
+        if where is not None:
+            raise UsageError(f"{what} holds what looks like a secret ({where}); pass it through an environment "
+                             "variable so it never lands in git; nothing was run or recorded")
 
 
 def _split(text: str, what: str) -> list[str]:

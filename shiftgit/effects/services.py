@@ -14,11 +14,13 @@ latest start.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from shiftgit import procs
@@ -28,7 +30,7 @@ from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import find_secrets
+from shiftgit.ledger.secrets import argv_secret
 from shiftgit.ledger.store import Store
 
 KIND = "service"
@@ -92,8 +94,10 @@ def start(store: Store, run: str, name: str, argv: tuple[str, ...], *, port: int
                          "python -m http.server 8000`")
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"--port {port}: use 1-65535")
-    if find_secrets("\0".join(argv)):
-        raise UsageError("the command line holds what looks like a secret; pass it through an environment variable")
+    where = argv_secret(argv)
+    if where is not None:
+        raise UsageError(f"the command line holds what looks like a secret ({where}); pass it through an environment "
+                         "variable so it never lands in git; nothing was started")
     workdir = workdir_of(store, cwd)
     warnings = [f"port {port} already accepts connections before the service started"] \
         if port is not None and port_open(port) else []
@@ -167,19 +171,47 @@ def stop(store: Store, run: str, name: str) -> Effect:
     if effect.state != "completed" or effect.pid is None:
         raise CheckFailed(f"service {name!r} is {effect.state}, with no process recorded; settle it with "
                           f"`shiftgit effect reconcile {effect.key} --state failed|compensated`")
-    was = "was not running"
+    was, pid = "was not running", effect.pid
     if is_running(effect):
-        _terminate(effect.pid)
+        assert effect.process is not None
+        pid = effect.process["pid"]
+        _terminate(effect.process)
         was = "stopped"
-    return _settle(store, run, effect.key, "compensated", {"result": f"{was} (pid {effect.pid})"})
+    return _settle(store, run, effect.key, "compensated", {"result": f"{was} (pid {pid})"})
 
 
-def _terminate(pid: int) -> None:
-    procs.kill_group(pid, signal.SIGTERM)
+def _terminate(process: Mapping[str, Any]) -> None:
+    """Stop the very process `stop` checked (its identity: pid and start time), and the group it leads.
+
+    The record's `pid` field is not what was checked: only the identity's pid is signalled. Before the last
+    SIGKILL the identity is checked again: a leader that exited in the grace time frees its pid for a new
+    process (and group) of someone else's; a group whose number no process holds is the service's own leftover
+    (the kernel reuses no pid a live group still uses)."""
+    pid = process["pid"]
+    group = pid if _pgid(pid) == pid else None  # started in a session of its own: it leads its group
+    _signal(pid, group, signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE
-    while time.monotonic() < deadline and procs.pid_exists(pid):
+    while time.monotonic() < deadline and procs.is_alive(process):
         time.sleep(0.05)
-    procs.kill_group(pid, signal.SIGKILL)
+    if procs.is_alive(process) or (group is not None and not procs.pid_exists(pid)):
+        _signal(pid, group, signal.SIGKILL)
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _signal(pid: int, group: int | None, sig: int) -> None:
+    if group is not None:
+        procs.kill_group(group, sig)
+        return
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def services(ledger: Ledger) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ class Claim(NamedTuple):
     commit: str = ""  # the ledger-ref commit carrying it (for-each-ref only)
 
     def describe(self) -> str:
-        return f"epoch {self.epoch}, held by {self.holder} (seen on {self.ref}, {self.at})"
+        return f"epoch {self.epoch}, held by {shown(self.holder)} (seen on {self.ref}, {self.at})"
 
 
 def trailers(lease: Any) -> str:
@@ -55,6 +55,17 @@ def holder_text(holder: Any) -> str:
     extra += [f"session {holder['session']}" for _ in [0] if holder.get("session")]
     where = f"{holder.get('host') or '?'}:{holder.get('worktree') or '?'}"
     return f"{where} ({', '.join(extra)})" if extra else where
+
+
+def shown(holder: Any) -> str:
+    """A holder as one quoted value for a message: its host and work tree are whatever the machine that published
+    the ledger ref wrote (a `Shift-Holder` trailer, a ledger's lease), so they never read as shiftgit's words
+    and no control character in them reaches a terminal or an agent raw."""
+    from shiftgit import textsafe  # here: only a refusal shows a holder; the commit gate's usual path does not
+
+    if not isinstance(holder, str | Mapping):
+        return "unknown"
+    return textsafe.quote(holder if isinstance(holder, str) else holder_text(holder), 300)
 
 
 def tips(git: Callable[..., str], run: str) -> list[Claim]:
@@ -118,9 +129,9 @@ def newer_than(git: Callable[..., str], run: str, epoch: int) -> Claim | None:
 
 def fenced_line(run: str, epoch: int, claim: Claim) -> str:
     if claim.epoch == epoch:
-        return (f"run {run} is held by {claim.holder} in owner epoch {epoch} (seen on {claim.ref}); this process "
-                f"took the same epoch and may not write to it: `shiftgit resume {run} --take-over` makes this place "
-                "its owner (the other holder's writes are refused from then on)")
+        return (f"run {run} is held by {shown(claim.holder)} in owner epoch {epoch} (seen on {claim.ref}); this "
+                f"process took the same epoch and may not write to it: `shiftgit resume {run} --take-over` makes this "
+                "place its owner (the other holder's writes are refused from then on)")
     return (f"run {run} was taken over: {claim.describe()}; this process holds epoch {epoch} and may no longer "
             f"write to it (`shiftgit resume {run}` here shows the newer record)")
 

@@ -130,7 +130,7 @@ def checkpoint_lines(point: Mapping[str, Any], brief: bool = False) -> list[str]
     """The lines of one checkpoint; `brief` (several in one commit): headline, checks and next only."""
     step = _one_line(point.get("step") or point.get("note") or "(no step)")
     mark = " [milestone]" if point.get("milestone") else ""
-    lines = [f"shiftgit: {_one_line(point.get('run'))} #{point.get('seq')} {_one_line(point.get('id'))} — "
+    lines = [f"shiftgit: {_one_line(point.get('run'))} #{_one_line(point.get('seq'))} {_one_line(point.get('id'))} — "
              f"{step}{mark}"]
     action = _mapping(point.get("next"))
     if action.get("action"):
@@ -218,7 +218,7 @@ def check_summary(check: Mapping[str, Any]) -> str:
         text += f" — {counts}"
     if failing:
         more = f" (+{len(failing) - MAX_FAILING} more)" if len(failing) > MAX_FAILING else ""
-        text += ": " + ", ".join(failing[:MAX_FAILING]) + more
+        text += ": " + ", ".join(_one_line(f) for f in failing[:MAX_FAILING]) + more
     return text + (" (stale)" if check.get("fresh") is False else "")
 
 

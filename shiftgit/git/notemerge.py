@@ -11,6 +11,9 @@ to the end). Two texts merge into one that loses neither and never concatenates 
 - otherwise both texts are kept, separated by a line `--- merged note ---`.
 Merging is commutative and idempotent, absorbs what it already holds, and is associative up to the
 order of lines: whatever the grouping, the result holds the same lines and checkpoints.
+A text this module composes (one neither side held) shows each control character as an escape (`git log`
+prints notes as they are); a side's text kept whole keeps its exact bytes: a note written elsewhere is
+never rewritten here, only what shiftgit writes in its place is inert.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.git import handoff
 
 MARKER = "--- merged note ---"
@@ -34,19 +38,25 @@ def merge_note_texts(a: str, b: str) -> str:
         document = handoff.merged(sorted(documents, key=_canon))
         if a.startswith("{") and b.startswith("{"):
             return handoff.data_text(document)
-        return handoff.note_text(document) + handoff.data_text(document)
+        return handoff.note_text(document) + textsafe.json_text(handoff.data_text(document))
     left, right = split_note(a), split_note(b)
     if left is None or right is None or MARKER in a or MARKER in b:
         return _keep_both(a, b)
     body = _merge_json(left[1], right[1])
     if body is None:
         return _keep_both(a, b)
-    lines = _merge_lines(left[0], right[0])
+    lines = _merge_lines(_shown(left[0]), _shown(right[0]))
     same = [text for text, (human, obj) in ((a, left), (b, right)) if obj == body and human == lines]
-    if same:  # one side already says it all: keep its exact bytes
+    if same:  # one side already says it all (and obeys no control character): keep its exact bytes
         return min(same)
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "\n".join([*lines, text]) + "\n"
+    return "\n".join([*lines, textsafe.json_text(text)]) + "\n"
+
+
+def _shown(lines: list[str]) -> list[str]:
+    """Lines of a note as a merged note holds them: `git log` prints notes to a terminal as they are, so text
+    shiftgit writes shows every control character as an escape (idempotent: an escape holds none)."""
+    return [textsafe.for_terminal(line) for line in lines]
 
 
 def split_note(text: str) -> tuple[list[str], dict[str, Any]] | None:
@@ -114,5 +124,5 @@ def _merge_lines(a: list[str], b: list[str]) -> list[str]:
 
 def _keep_both(a: str, b: str) -> str:
     """Both texts, each once, in sorted order; a text already merged contributes its parts."""
-    parts = {p.strip("\n") for text in (a, b) for p in text.split(_SEPARATOR)}
+    parts = {textsafe.for_terminal(p.strip("\n")) for text in (a, b) for p in text.split(_SEPARATOR)}
     return _SEPARATOR.join(sorted(parts)) + "\n"

@@ -50,6 +50,7 @@ class Tip(NamedTuple):
     commit: str | None
     message: str | None
     file: bytes | None
+    author: str | None = None  # the commit's author line: "Name <email> 1700000000 +0000"
 
 
 class Writer(NamedTuple):
@@ -118,8 +119,11 @@ def tip(repo: Repo, ref: str, name: str) -> Tip:
         commit, found = cat.get([ref, f"{ref}:{name}"])
     if commit is None or commit[1] != "commit":
         return Tip(None, None, None)
-    message = commit[2].split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in commit[2] else ""
-    return Tip(commit[0], message, found[2] if found else None)
+    header, _, body = commit[2].partition(b"\n\n")
+    message = body.decode("utf-8", "replace")
+    author = next((line[7:].decode("utf-8", "replace") for line in header.split(b"\n") if line.startswith(b"author ")),
+                  None)
+    return Tip(commit[0], message, found[2] if found else None, author)
 
 
 def file_id(repo: Repo, ref: str, name: str, width: int) -> tuple[str | None, str | None] | None:

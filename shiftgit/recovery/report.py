@@ -13,6 +13,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shiftgit import textsafe
 from shiftgit.ledger.budgets import number
 from shiftgit.ledger.checkstates import STATES, check_states
 from shiftgit.ledger.store import Store
@@ -133,7 +134,9 @@ svg text{font:11px system-ui,sans-serif}"""
 
 
 def _e(value: Any) -> str:
-    return html.escape("—" if value is None else " ".join(str(value).split()), quote=True)
+    """Recorded text for the page: one line, HTML-escaped, every control character (ESC, C1, bidi) shown as an
+    escape: a page saved from a terminal or read with `cat` obeys none of them."""
+    return html.escape(textsafe.visible("—" if value is None else " ".join(str(value).split())), quote=True)
 
 
 def html_page(doc: Mapping[str, Any]) -> str:

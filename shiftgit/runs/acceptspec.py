@@ -27,6 +27,12 @@ def parse(values: Sequence[str]) -> tuple[Acceptance, ...]:
             raise UsageError(f"--accept {name}: the command does not parse ({exc}); nothing was written") from None
         if not argv:
             raise UsageError(f"--accept {name}= has no command; write it as {name}=CMD; nothing was written")
+        from shiftgit.ledger.secrets import argv_secret  # here: the regular expressions load only for --accept
+
+        where = argv_secret(argv)
+        if where is not None:
+            raise UsageError(f"--accept {name}: the command holds what looks like a secret ({where}); pass it "
+                             "through an environment variable so it never lands in git; nothing was written")
         if any(a.name == name for a in out):
             raise UsageError(f"--accept {name} is given twice: each acceptance check needs its own name; "
                              "nothing was written")

@@ -18,7 +18,7 @@ from shiftgit.ledger.model import (
     Ledger,
 )
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import find_secrets, redact
+from shiftgit.ledger.secrets import argv_secret, redact
 from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
 
@@ -48,9 +48,10 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     store.read(run)  # a broken ledger is reported before anything runs
     if not spec.argv:
         raise UsageError("no command given; put it after `--`, e.g. `shiftgit check -- pytest -q`")
-    if find_secrets("\0".join(spec.argv)):
-        raise UsageError("the command line holds what looks like a secret; pass it through an environment "
-                         "variable and name it with --env NAME, so it never lands in git")
+    where = argv_secret(spec.argv)
+    if where is not None:
+        raise UsageError(f"the command line holds what looks like a secret ({where}); pass it through an environment "
+                         "variable and name it with --env NAME, so it never lands in git; nothing was run")
     workdir = (store.repo.root / spec.cwd).resolve()
     if not workdir.is_dir() or not workdir.is_relative_to(store.repo.root):
         raise UsageError(f"--cwd {spec.cwd!r} is not a directory inside the repository")

@@ -122,6 +122,12 @@ def plan_commands(values: Sequence[str], flag: str) -> list[tuple[tuple[str, ...
             raise UsageError(f"{flag} {value!r} does not parse ({exc}); nothing was written") from None
         if not argv:
             raise UsageError(f"{flag} needs a command, e.g. {flag} 'psql -c \"select 1\"'; nothing was written")
+        from shiftgit.ledger.secrets import argv_secret  # here: the regular expressions load only for a command
+
+        where = argv_secret(argv)
+        if where is not None:
+            raise UsageError(f"{flag}: the command holds what looks like a secret ({where}); pass it "
+                             "through an environment variable so it never lands in git; nothing was written")
         out.append((argv, "."))
     return out
 

@@ -94,7 +94,7 @@ def held_elsewhere(lease: Any, who: Mapping[str, Any]) -> bool:
 
 
 def held_line(run: str, lease: Mapping[str, Any]) -> str:
-    return (f"run {run} is held by {fence.holder_text(lease.get('holder'))} (owner epoch {epoch_of(lease)}) until "
+    return (f"run {run} is held by {fence.shown(lease.get('holder'))} (owner epoch {epoch_of(lease)}) until "
             f"{lease.get('expires_at')}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
             "holder's writes are refused from then on)")
 
@@ -156,9 +156,9 @@ def _decide(run: str, lease: Any, mine: int, seen: list[fence.Claim], who: Mappi
     if claim is not None and mine > 0 and fence.rival(claim, mine, where) and (claim.epoch > mine or not expired):
         raise Fenced(fence.fenced_line(run, mine, claim))
     if claim is not None and not expired and fence.place(claim.holder) != where:  # never held here
-        raise Fenced(f"run {run} is held by {claim.holder} (owner epoch {claim.epoch}, seen on {claim.ref}) until "
-                     f"{claim.until}; `shiftgit resume {run} --take-over` makes this place its owner (the old "
-                     "holder's writes are refused from then on)")
+        raise Fenced(f"run {run} is held by {fence.shown(claim.holder)} (owner epoch {claim.epoch}, seen on "
+                     f"{claim.ref}) until {claim.until}; `shiftgit resume {run} --take-over` makes this place its "
+                     "owner (the old holder's writes are refused from then on)")
     if isinstance(lease, Mapping) and same_place(lease.get("holder"), who) and not is_expired(lease) \
             and (claim is None or claim.epoch <= mine):
         return mine  # a ledger ref without epochs (written before leases): the lease alone says who holds it
