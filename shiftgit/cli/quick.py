@@ -118,6 +118,7 @@ def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -
         from shiftgit.recovery import takeover
 
         before.append(f"shiftgit: {takeover.adopt_text(report['adopt'])}")
+    before += [f"shiftgit: recorded in another clone: {line}" for line in report.get("effects_brought", ())]
     if as_json:
         out = json_text(report)
     else:

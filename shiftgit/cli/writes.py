@@ -154,7 +154,16 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
     from shiftgit.runs.lease import guard
 
     guard(store, run_id)  # a fenced process never starts an effect (exit 4)
-    outcome = effects.run_effect(store, run_id, spec, echo=shown)
+    from shiftgit.runs import foreign
+
+    brought(echo, foreign.absorb(store, run_id))  # what another machine recorded of this key decides first
+
+    def shared() -> None:
+        warning = foreign.share(store, run_id)
+        if warning:
+            echo(f"shiftgit: warning: {warning}", err=True)
+
+    outcome = effects.run_effect(store, run_id, spec, echo=shown, shared=shared)
     record = outcome.effect
     if as_json:
         emit(echo, {**effects.view(record), "ran": outcome.ran})
@@ -168,6 +177,12 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
         said = f", external id {record.extra['external_id']}" if record.extra.get("external_id") else ""
         echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result}){said}", err=True)
     return outcome.exit_code
+
+
+def brought(echo: Echo, lines: list[str]) -> None:
+    """Say which effect records another clone published were brought into this ledger (runs/foreign.absorb)."""
+    for line in lines:
+        echo(f"shiftgit: recorded in another clone: {line}", err=True)
 
 
 VERIFY = (
