@@ -153,13 +153,14 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
     run_id = resolve(echo, store, run)
     from shiftgit.runs.lease import guard
 
-    guard(store, run_id)  # a fenced process never starts an effect (exit 4)
+    ticket = guard(store, run_id)  # a fenced process never starts an effect (exit 4)
     from shiftgit.runs import foreign
 
-    brought(echo, foreign.absorb(store, run_id))  # what another machine recorded of this key decides first
+    brought(echo, foreign.absorb(store, run_id, ticket.commits or None))  # another clone's record of it decides first
+    share = foreign.Sharer(store, run_id, ticket.tip)
 
     def shared() -> None:
-        warning = foreign.share(store, run_id)
+        warning = share()
         if warning:
             echo(f"shiftgit: warning: {warning}", err=True)
 

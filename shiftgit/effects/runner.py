@@ -188,8 +188,8 @@ def _reversibility(old: Effect | None, spec: EffectInput) -> str:
 
 def run_effect(store: Store, run: str, spec: EffectInput, *, echo: BinaryIO | None = None,
                environ: Mapping[str, str] | None = None, shared: Callable[[], object] | None = None) -> Outcome:
-    """Run a keyed effect at most once: planned, attempted (durable), then the command, then the result. SHARED:
-    called when `attempted` is durable (before the command starts) and when the result is (runs/foreign.share)."""
+    """Run a keyed effect at most once: planned, attempted (durable), then the command, then the result. SHARED
+    (runs/foreign.share): called with the result, and before the command unless repeatable (may run again anywhere)."""
     env, shared = os.environ if environ is None else environ, shared or (lambda: None)
     validate_input(spec)
     if not spec.argv:
@@ -213,7 +213,7 @@ def run_effect(store: Store, run: str, spec: EffectInput, *, echo: BinaryIO | No
         replay = _transition(store, run, spec, "attempted")
     if replay is not None:
         return Outcome(effect=replay, ran=False, exit_code=0)
-    shared()
+    shared() if _reversibility(old, spec) != "repeatable" else None
     _pause(env, "after-attempted")
     try:
         return _execute(store, run, spec, workdir, echo, env)

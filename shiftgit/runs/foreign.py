@@ -27,6 +27,13 @@ from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from shiftgit.git.fence import Claim
+    from shiftgit.git.shiftrefs import Writer
+
 SEEN = "effects-seen"
 SEEN_KEPT = 4096
 RANK = {"planned": 0, "attempted": 1, "unknown": 2, "failed": 3, "completed": 4, "compensated": 5}  # merge.EFFECT_RANK
@@ -71,21 +78,43 @@ def share(store: Store, run: str) -> str | None:
     """Commit the working ledger to the run's ledger ref and start the publisher (when configured), as a checkpoint
     does: an effect's state reaches another machine without waiting for the next checkpoint. Never raises: returns a
     warning line when the record could not be committed (it stays in the working ledger)."""
-    from shiftgit.git import publish
-    from shiftgit.procs import clone_id
+    return Sharer(store, run)()
 
-    try:
-        with store.lock(run):
-            data = store.ledger_path(run).read_bytes()
-            commit = ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo))
-    except Fenced as exc:
-        return f"this effect's record stays on this machine: {exc}"
-    except (GitError, OSError) as exc:
-        return f"this effect's record could not be committed to {ledgerref.ref_name(run)}: {exc}"
-    if commit is not None:
-        mark_seen(store, [commit])
-    publish.start_configured(store)
-    return None
+
+class Sharer:
+    """`share`, called more than once by one command (`effect run`: attempted, then the result): who commits is asked
+    of git once, started at once beside the command's own work (shiftrefs.ask_writer), and each commit goes onto the
+    one before it without a look at the ref (ledgerref.commit_ledger's `tip`; a wrong guess only costs that look).
+    TIP: the run's ledger-ref tip as the caller's fence read it (lease.Ticket.tip)."""
+
+    def __init__(self, store: Store, run: str, tip: Claim | None = None) -> None:
+        from shiftgit.git.shiftrefs import ask_writer
+
+        self.store, self.run, self.tip = store, run, tip
+        self.asked: Callable[[], Writer | None] | None = ask_writer(store.repo)
+        self.by: Writer | None = None
+
+    def __call__(self) -> str | None:
+        from shiftgit.git import publish
+        from shiftgit.procs import clone_id
+
+        store = self.store
+        if self.asked is not None:
+            self.by, self.asked = self.asked(), None
+        try:
+            with store.lock(self.run):
+                data = store.ledger_path(self.run).read_bytes()
+                commit = ledgerref.commit_ledger(store.repo, self.run, data, clone_id(store.repo), self.by, self.tip,
+                                                 what="effects since checkpoint")
+        except Fenced as exc:
+            return f"this effect's record stays on this machine: {exc}"
+        except (GitError, OSError) as exc:
+            return f"this effect's record could not be committed to {ledgerref.ref_name(self.run)}: {exc}"
+        if commit is not None:
+            mark_seen(store, [commit])
+            self.tip = self.tip._replace(commit=commit) if self.tip is not None else None
+        publish.start_configured(store)
+        return None
 
 
 def mark_seen(store: Store, commits: list[str]) -> None:
