@@ -57,8 +57,9 @@ def owner_line(store: Store, run: str, document: Mapping[str, Any], shiftgit: st
 def held_elsewhere(store: Store, document: Mapping[str, Any]) -> bool:
     """Another place holds the run's lease and it has not lapsed (runs/lease.held_elsewhere, without datetime)."""
     lease = document.get("lease")
-    holder = lease.get("holder") if isinstance(lease, dict) else None
-    return isinstance(holder, dict) and not held_here(store, holder) and not _lapsed(lease.get("expires_at"))
+    if not isinstance(lease, dict) or not isinstance(lease.get("holder"), dict):
+        return False
+    return not held_here(store, lease["holder"]) and not _lapsed(lease.get("expires_at"))
 
 
 def _lapsed(until: object) -> bool:
