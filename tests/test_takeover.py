@@ -192,3 +192,15 @@ def test_a_fresh_clone_s_briefing_says_sync_first_and_who_holds_the_run(after_a_
     b.ok("resume", "demo", "--take-over", "--no-run")
     assert "Owner:" not in session_start(b)  # this place holds it now
     assert [s["id"] for s in b.ledger("demo")["sessions"]] == ["s-b"]
+
+
+def test_show_and_verify_say_when_a_newer_record_was_published(after_a_died: tuple[Machine, Machine]) -> None:
+    _, b = after_a_died
+    assert "newest record" not in b.sg("show", "demo").stderr  # nothing fetched: nothing to say
+    b.ok("sync")
+    for args in (("show", "demo"), ("show", "demo", "--json"), ("verify", "demo")):
+        said = b.sg(*args).stderr
+        assert "not the newest record of the run: checkpoint #5 published from host" in said, (args, said)
+        assert "shiftgit resume demo --adopt" in said
+    b.ok("resume", "demo", "--adopt", "--take-over", "--no-run")
+    assert "newest record" not in b.sg("show", "demo").stderr

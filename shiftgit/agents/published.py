@@ -97,3 +97,24 @@ def unsynced_hint(store: Store, shiftgit: str = "shiftgit") -> str | None:
     return (f"Not fetched yet: this clone never fetched the checkpoints other machines published to "
             f"{textsafe.quote(remotes[0])}, so a newer record of this run may exist there: run `{shiftgit} sync`, "
             f"then `{shiftgit} resume`, before building on what follows.")
+
+
+def newer_line(store: Store, run: str, document: Mapping[str, Any] | None = None) -> str | None:
+    """For `show` and `verify`, which read this work tree's ledger: one line when another record of the run is newer
+    (a published checkpoint this work tree does not hold), naming it and how to adopt it. The git dir's files settle
+    the usual case (`newer_is_none`); else git is asked (git/sources.newer_published)."""
+    from shiftgit.errors import ShiftError
+
+    try:
+        document = store.document(run) if document is None else document
+        if newer_is_none(store, run, document):
+            return None
+        from shiftgit.git.sources import newer_published
+
+        newer = newer_published(store, run)
+    except (ShiftError, OSError):
+        return None  # the command itself reports a ledger it cannot read
+    if newer is None:
+        return None
+    return (f"this is this work tree's ledger (checkpoint #{ledgerref.seq_of(dict(document))}), not the newest record "
+            f"of the run: {newer.describe()}; `shiftgit resume {run} --adopt` restores it here")

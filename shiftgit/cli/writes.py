@@ -213,6 +213,11 @@ def verify(echo: Echo, run_id: str | None, repeat: int, pins: tuple[str, ...], c
     from shiftgit.recovery import verify as core
 
     run = resolve(echo, store, run_id)
+    from shiftgit.agents.published import newer_line
+
+    newer = newer_line(store, run)
+    if newer:
+        echo(f"shiftgit: {newer}", err=True)
     report = core.verify(store, run, repeat=repeat, pinned=_pins(pins), progress=CheckProgress(verbose))
     verified(store, run, report)
     emit(echo, report) if as_json else echo(for_terminal(core.text(report)))
