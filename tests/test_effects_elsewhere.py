@@ -62,8 +62,10 @@ def test_a_completed_effect_with_no_checkpoint_after_it_is_not_run_again_on_mach
     assert b.ledger("demo")["checkpoint"]["seq"] == 1 and not b.ledger("demo")["effects"]
     assert a.sg(*migration(db)).returncode == 0
     wait_remote_state(origin, "migrate-0042", "completed")  # published without a checkpoint
-    report = take_over(b)  # checkpoint #1 in both records: B's ledger stays, A's effect must still count
-    assert report["source"]["kind"] != "published" and "migrate-0042" in report["effects_brought"][0]
+    synced = b.ok("sync")  # checkpoint #1 in both records: B's ledger stays, A's effect must still count
+    assert "recorded in another clone" in synced.stderr and "migrate-0042" in synced.stderr
+    report = take_over(b)
+    assert report["source"]["kind"] != "published" and "effects_brought" not in report  # brought by the sync
     assert report["effects"][0]["state"] == "completed" and not report["effects"][0]["safe_to_repeat"]
     proc = b.sg(*migration(db))
     assert proc.returncode == 0, proc.stderr
@@ -74,8 +76,11 @@ def test_a_completed_effect_with_no_checkpoint_after_it_is_not_run_again_on_mach
     # B's next checkpoint carries it: a third machine taking over from B sees it without A's commits
     b.write("calc.py", b.read("calc.py") + "# B step 2\n")
     b.ok("checkpoint", "--step", "B step 2")
-    wait_remote_state(origin, "migrate-0042", "completed")
+    deadline = time.monotonic() + 60
+    while remote_ledger(origin)["checkpoint"]["step"] != "B step 2" and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert remote_ledger(origin)["checkpoint"]["step"] == "B step 2"
+    assert remote_effect(origin, "migrate-0042")["state"] == "completed"
 
 
 def test_an_effect_whose_machine_died_mid_way_is_unknown_on_machine_b_until_reconciled(
