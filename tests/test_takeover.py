@@ -174,3 +174,33 @@ def test_adopt_refuses_a_corrupt_working_ledger_and_writes_nothing(after_a_died:
     assert proc.returncode == 2 and "corrupt" in proc.stderr and "Traceback" not in proc.stderr
     assert b.ledger_path("demo").read_text() == "{ not json" and b.read("calc.py") == before
     assert b.git("for-each-ref", "refs/shift/rescue/") == ""
+
+
+def test_a_fresh_clone_s_briefing_says_sync_first_and_who_holds_the_run(after_a_died: tuple[Machine, Machine]) -> None:
+    _, b = after_a_died
+    before = session_start(b)
+    assert "Not fetched yet" in before and "shiftgit sync`" in before.split("Not fetched yet", 1)[1].split("\n")[0]
+    assert "Owner:" not in before  # the committed ledger: no lease taken yet
+    b.ok("sync")
+    after = session_start(b)
+    assert "Not fetched yet" not in after
+    owner = next(line for line in after.splitlines() if line.startswith("Owner:"))
+    assert "machine-a" in owner and "owner epoch 1" in owner and "shiftgit resume demo --take-over`" in owner
+    b.sg("resume", "demo", "--adopt", "--no-run")  # A's ledger here, A's lease in it
+    session_start(b)
+    assert "s-b" not in {s["id"] for s in b.ledger("demo").get("sessions", [])}  # A's record: not B's to write
+    b.ok("resume", "demo", "--take-over", "--no-run")
+    assert "Owner:" not in session_start(b)  # this place holds it now
+    assert [s["id"] for s in b.ledger("demo")["sessions"]] == ["s-b"]
+
+
+def test_show_and_verify_say_when_a_newer_record_was_published(after_a_died: tuple[Machine, Machine]) -> None:
+    _, b = after_a_died
+    assert "newest record" not in b.sg("show", "demo").stderr  # nothing fetched: nothing to say
+    b.ok("sync")
+    for args in (("show", "demo"), ("show", "demo", "--json"), ("verify", "demo")):
+        said = b.sg(*args).stderr
+        assert "not the newest record of the run: checkpoint #5 published from host" in said, (args, said)
+        assert "shiftgit resume demo --adopt" in said
+    b.ok("resume", "demo", "--adopt", "--take-over", "--no-run")
+    assert "newest record" not in b.sg("show", "demo").stderr

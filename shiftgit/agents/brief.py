@@ -57,6 +57,7 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
     tree, head = (None, None) if resume or document is None else _local_tree(store, run, document, shiftgit)
     newer = ahead.get() if ahead is not None else None  # another machine's (or worktree's) newer checkpoint is told
     header = provenance(store, run, newer, head)
+    header += "".join(f"\n{line}" for line in _elsewhere(store, run, newer, document, shiftgit))
     if picked:
         header += f"\nshiftgit {picked}."
     if made_for:
@@ -69,6 +70,15 @@ def session_context(store: Store, run: str, *, agent: str | None = None, log: Lo
         if newer is not None:
             body += _local_problem(store, run)
     return fit(f"{header}\n\n{body}", limit, BYTE_LIMITS.get(agent or ""))
+
+
+def _elsewhere(store: Store, run: str, newer: Any, document: Mapping[str, Any] | None, shiftgit: str) -> list[str]:
+    """A fresh clone's missing sync, and another place's lease on the run (agents/published.py)."""
+    from shiftgit.agents.published import owner_line, unsynced_hint
+
+    record = _document(newer.data) if newer is not None else document
+    lines = [unsynced_hint(store, shiftgit), owner_line(store, run, record, shiftgit) if record else None]
+    return [line for line in lines if line]
 
 
 class _Ahead:

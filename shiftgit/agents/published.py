@@ -34,3 +34,87 @@ def newer_is_none(store: Store, run: str, document: Mapping[str, Any]) -> bool:
     here = (ledgerref.epoch_of(dict(document)), ledgerref.seq_of(dict(document)))
     return all(commit in seen and seen[commit] <= here for commit in commits)
 
+
+
+def owner_line(store: Store, run: str, document: Mapping[str, Any], shiftgit: str = "shiftgit") -> str | None:
+    """Who holds the run's lease, when that is another place (host, clone or work tree): the agent must know that
+    its writes will be refused until it takes the run over. None when this place holds it, or nobody does."""
+    lease = document.get("lease")
+    holder = lease.get("holder") if isinstance(lease, dict) else None
+    if not isinstance(lease, dict) or not isinstance(holder, dict) or held_here(store, holder):
+        return None
+    from shiftgit import textsafe
+    from shiftgit.git.fence import holder_text
+
+    until = lease.get("expires_at")
+    who = f"{textsafe.quote(holder_text(holder))} (owner epoch {ledgerref.epoch_of(dict(document))})"
+    if _lapsed(until):
+        return f"Owner: the run was last held by {who}; that lease has lapsed: the first write here takes the run over."
+    return (f"Owner: the run is held by {who} until {textsafe.quote(until)}: writes from here are refused until "
+            f"a person decides that place is gone: `{shiftgit} resume {run} --take-over`.")
+
+
+def held_elsewhere(store: Store, document: Mapping[str, Any]) -> bool:
+    """Another place holds the run's lease and it has not lapsed (runs/lease.held_elsewhere, without datetime)."""
+    lease = document.get("lease")
+    if not isinstance(lease, dict) or not isinstance(lease.get("holder"), dict):
+        return False
+    return not held_here(store, lease["holder"]) and not _lapsed(lease.get("expires_at"))
+
+
+def _lapsed(until: object) -> bool:
+    import time
+
+    return not isinstance(until, str) or until <= time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def held_here(store: Store, holder: Mapping[str, Any]) -> bool:
+    from shiftgit.procs import clone_id, hostname
+
+    return (holder.get("host") == hostname() and holder.get("worktree") == str(store.repo.root)
+            and holder.get("clone") == clone_id(store.repo))
+
+
+def unsynced_hint(store: Store, shiftgit: str = "shiftgit") -> str | None:
+    """A fresh clone that never fetched shiftgit's refs from its remotes (`git clone` does not) cannot know whether
+    another machine published a newer record: say so, from the git dir's files alone (git/fetchstate.sync_hint asks
+    git). None when it did, has no remote, or the files do not settle it."""
+    import os
+
+    common = str(store.repo.common_dir)
+    refs = headref.read_refs(common, (ledgerref.TRACKING, "refs/notes/"))
+    try:
+        synced = any(name.startswith("synced-") for name in os.listdir(os.path.join(common, "shift")))
+        with open(os.path.join(common, "config"), encoding="utf-8", errors="replace") as handle:
+            remotes = [line.split('"')[1] for line in handle if line.strip().startswith('[remote "')
+                       and line.count('"') >= 2]
+    except OSError:
+        return None
+    if isinstance(refs, str) or refs or synced or not remotes:
+        return None
+    from shiftgit import textsafe
+
+    return (f"Not fetched yet: this clone never fetched the checkpoints other machines published to "
+            f"{textsafe.quote(remotes[0])}, so a newer record of this run may exist there: run `{shiftgit} sync`, "
+            f"then `{shiftgit} resume`, before building on what follows.")
+
+
+def newer_line(store: Store, run: str, document: Mapping[str, Any] | None = None) -> str | None:
+    """For `show` and `verify`, which read this work tree's ledger: one line when another record of the run is newer
+    (a published checkpoint this work tree does not hold), naming it and how to adopt it. The git dir's files settle
+    the usual case (`newer_is_none`); else git is asked (git/sources.newer_published)."""
+    from shiftgit.errors import ShiftError
+
+    try:
+        document = store.document(run) if document is None else document
+        if newer_is_none(store, run, document):
+            return None
+        from shiftgit.git.sources import newer_published
+
+        newer = newer_published(store, run)
+    except (ShiftError, OSError):
+        return None  # the command itself reports a ledger it cannot read
+    if newer is None:
+        return None
+    return (f"this is this work tree's ledger (checkpoint #{ledgerref.seq_of(dict(document))}), not the newest record "
+            f"of the run: {newer.describe()}; `shiftgit resume {run} --adopt` restores it here")

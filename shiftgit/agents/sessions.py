@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from shiftgit.agents import private
+from shiftgit.agents.published import held_elsewhere
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
 
@@ -104,6 +105,8 @@ def start(store: Store, run: str, agent: str, session: str) -> None:
              "ended_at": None, "turns": counts.get((agent, session), 0), "verified_first": None}
 
     def change(document: dict[str, Any]) -> dict[str, Any] | None:
+        if held_elsewhere(store, document):  # another place owns the run: this clone's copy is not its record
+            return None
         sessions = _entries(document)
         found = _find(sessions, agent, session)
         if found is not None and found.get("ended_at") is None and not _stale_counts(sessions, counts):
@@ -125,6 +128,8 @@ def end(store: Store, run: str, agent: str, session: str) -> None:
     at = now_iso()
 
     def change(document: dict[str, Any]) -> dict[str, Any] | None:
+        if held_elsewhere(store, document):
+            return None
         sessions = _entries(document)
         found = _find(sessions, agent, session)
         if found is None:

@@ -69,14 +69,18 @@ def effect_record(key_arg: str | None, key: str | None, run: str | None, as_json
     from shiftgit.effects import reconcile
     from shiftgit.effects import runner as effects
     from shiftgit.errors import UsageError
+    from shiftgit.runs import foreign
 
     if not (key or key_arg) or (key and key_arg and key != key_arg):
         raise UsageError("give the key once: KEY or --key KEY")
     store = _store()
     spec = effects.EffectInput(key=str(key or key_arg), **fields)
-    record, warnings = reconcile.record(store, resolve(store, run), spec, state, evidence, external_id)
-    for warning in warnings:
-        click.echo(f"shiftgit: warning: {warning}", err=True)
+    run_id = resolve(store, run)
+    writes.brought(click.echo, foreign.absorb(store, run_id))
+    record, warnings = reconcile.record(store, run_id, spec, state, evidence, external_id)
+    for warning in [*warnings, foreign.share(store, run_id)]:
+        if warning:
+            click.echo(f"shiftgit: warning: {warning}", err=True)
     emit(effects.view(record)) if as_json else click.echo(f"recorded effect {record.key!r}: {record.state}")
 
 
@@ -130,11 +134,13 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
     from shiftgit.effects import runner as effects
     from shiftgit.errors import UsageError
     from shiftgit.evidence import runner
+    from shiftgit.runs import foreign
 
     if (state is None) == (not use_probe):
         raise UsageError("give exactly one of --state S or --probe")
     store = _store()
     run_id = resolve(store, run)
+    writes.brought(click.echo, foreign.absorb(store, run_id))  # a key attempted elsewhere is settled here
     if use_probe:
         probe = reconcile.probe_of(store.read(run_id), key)
         click.echo(f"shiftgit: probe recorded for {key!r}: {textsafe.one_line(probe)}", err=True)
@@ -145,6 +151,9 @@ def effect_reconcile(key: str, state: str | None, use_probe: bool, evidence: str
     echo = None if as_json else runner.stdout_binary()
     record = reconcile.reconcile(store, run_id, key, reconcile.Settlement(state=state, evidence=evidence, by=by),
                                  echo=echo)
+    warning = foreign.share(store, run_id)
+    if warning:
+        click.echo(f"shiftgit: warning: {warning}", err=True)
     emit(effects.view(record)) if as_json else click.echo(f"effect {record.key!r}: {record.state}")
 
 

@@ -44,14 +44,16 @@ def status(as_json: bool) -> Output:
 
 def show(run: str | None, as_json: bool, markdown: bool) -> Output:
     from shiftgit import textsafe
+    from shiftgit.agents.published import newer_line
     from shiftgit.ledger.discovery import discover
     from shiftgit.runs import render
 
     store = open_store()
     pick = discover(store, run)
-    note = [f"shiftgit: {pick.note}"] if pick.note else []
-    if not (as_json or markdown):  # the checked JSON: no model built (its classes cost a start-up and more)
-        return Output(textsafe.for_terminal(render.summary(store.document(pick.run, migrate=True))), [], before=note)
+    document = None if as_json or markdown else store.document(pick.run, migrate=True)
+    note = [f"shiftgit: {line}" for line in (pick.note, newer_line(store, pick.run, document)) if line]
+    if document is not None:  # the checked JSON: no model built (its classes cost a start-up and more)
+        return Output(textsafe.for_terminal(render.summary(document)), [], before=note)
     ledger = store.read(pick.run)
     if as_json:
         return Output(json_text(ledger.to_dict()), [], before=note)
@@ -118,6 +120,7 @@ def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -
         from shiftgit.recovery import takeover
 
         before.append(f"shiftgit: {takeover.adopt_text(report['adopt'])}")
+    before += [f"shiftgit: recorded in another clone: {line}" for line in report.get("effects_brought", ())]
     if as_json:
         out = json_text(report)
     else:

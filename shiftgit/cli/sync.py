@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -68,7 +69,9 @@ def sync_command(remote: str | None, as_json: bool) -> None:
     from shiftgit import textsafe
     from shiftgit.git import sync
 
-    report = sync.sync(_store(require=False).repo, remote)
+    store = _store(require=False)
+    report = sync.sync(store.repo, remote)
+    brought = _bring_effects(store)
     if as_json:
         emit(report.to_dict())
         sys.exit(1 if report.refused else 0)
@@ -80,11 +83,26 @@ def sync_command(remote: str | None, as_json: bool) -> None:
         click.echo(f"  pushed {', '.join(report.pushed)}")
     for line in report.fenced.values():
         click.echo(f"shiftgit: not pushed: {line}", err=True)
+    for line in brought:
+        click.echo(f"shiftgit: recorded in another clone: {line}", err=True)
     for ref, found in sorted(report.refused.items()):
         what = ", ".join(f"{textsafe.one_line(f['path'])} ({f['rule']})" for f in found[:5])
         click.echo(f"shiftgit: not pushed: {ref} holds what looks like a secret: {what}; drop the ref "
                    f"(`git update-ref -d {ref}`) or remove the secret, then sync again", err=True)
     sys.exit(1 if report.refused else 0)
+
+
+def _bring_effects(store: Any) -> list[str]:
+    """The effects the fetch brought that this work tree's active run lacks, brought into its ledger now
+    (runs/foreign.py): `effect list` and `status` then show them before anything else runs."""
+    from shiftgit.errors import ShiftError
+    from shiftgit.runs import foreign
+
+    try:
+        run = store.active_run()
+        return foreign.absorb(store, run) if run else []
+    except ShiftError:  # no .shift/ here, or a ledger the next command reports
+        return []
 
 
 # == verify, resume, rollback, trust (issue 4: the replacement-process test) ==================

@@ -153,8 +153,18 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
     run_id = resolve(echo, store, run)
     from shiftgit.runs.lease import guard
 
-    guard(store, run_id)  # a fenced process never starts an effect (exit 4)
-    outcome = effects.run_effect(store, run_id, spec, echo=shown)
+    ticket = guard(store, run_id)  # a fenced process never starts an effect (exit 4)
+    from shiftgit.runs import foreign
+
+    brought(echo, foreign.absorb(store, run_id, ticket.commits or None))  # another clone's record of it decides first
+    share = foreign.Sharer(store, run_id, ticket.tip)
+
+    def shared() -> None:
+        warning = share()
+        if warning:
+            echo(f"shiftgit: warning: {warning}", err=True)
+
+    outcome = effects.run_effect(store, run_id, spec, echo=shown, shared=shared)
     record = outcome.effect
     if as_json:
         emit(echo, {**effects.view(record), "ran": outcome.ran})
@@ -168,6 +178,12 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
         said = f", external id {record.extra['external_id']}" if record.extra.get("external_id") else ""
         echo(f"shiftgit: effect {record.key!r}: {record.state} ({record.result}){said}", err=True)
     return outcome.exit_code
+
+
+def brought(echo: Echo, lines: list[str]) -> None:
+    """Say which effect records another clone published were brought into this ledger (runs/foreign.absorb)."""
+    for line in lines:
+        echo(f"shiftgit: recorded in another clone: {line}", err=True)
 
 
 VERIFY = (
@@ -197,6 +213,11 @@ def verify(echo: Echo, run_id: str | None, repeat: int, pins: tuple[str, ...], c
     from shiftgit.recovery import verify as core
 
     run = resolve(echo, store, run_id)
+    from shiftgit.agents.published import newer_line
+
+    newer = newer_line(store, run)
+    if newer:
+        echo(f"shiftgit: {newer}", err=True)
     report = core.verify(store, run, repeat=repeat, pinned=_pins(pins), progress=CheckProgress(verbose))
     verified(store, run, report)
     emit(echo, report) if as_json else echo(for_terminal(core.text(report)))

@@ -14,7 +14,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -189,9 +189,10 @@ def _reversibility(old: Effect | None, spec: EffectInput) -> str:
 # -- effect run --------------------------------------------------------------------------------
 
 def run_effect(store: Store, run: str, spec: EffectInput, *, echo: BinaryIO | None = None,
-               environ: Mapping[str, str] | None = None) -> Outcome:
-    """Run a keyed effect at most once: planned, attempted (durable), then the command, then the result."""
-    env = os.environ if environ is None else environ
+               environ: Mapping[str, str] | None = None, shared: Callable[[], object] | None = None) -> Outcome:
+    """Run a keyed effect at most once: planned, attempted (durable), then the command, then the result. SHARED
+    (runs/foreign.share): called with the result, and before the command unless repeatable (may run again anywhere)."""
+    env, shared = os.environ if environ is None else environ, shared or (lambda: None)
     validate_input(spec)
     if not spec.argv:
         raise UsageError("no command given; put it after `--`, e.g. `shiftgit effect run --key K --kind deploy "
@@ -214,8 +215,12 @@ def run_effect(store: Store, run: str, spec: EffectInput, *, echo: BinaryIO | No
         replay = _transition(store, run, spec, "attempted")
     if replay is not None:
         return Outcome(effect=replay, ran=False, exit_code=0)
+    shared() if _reversibility(old, spec) != "repeatable" else None
     _pause(env, "after-attempted")
-    return _execute(store, run, spec, workdir, echo, env)
+    try:
+        return _execute(store, run, spec, workdir, echo, env)
+    finally:
+        shared()
 
 
 def workdir_of(store: Store, cwd: str) -> Path:
@@ -318,8 +323,7 @@ def _mark_unknown(store: Store, run: str, key: str) -> None:
     store.update(run, change)
 
 
-def _pause(environ: Mapping[str, str], stage: str) -> None:
-    """Test-only hook (see PAUSE_ENV): a place for crash tests to kill the process."""
+def _pause(environ: Mapping[str, str], stage: str) -> None:  # test-only (PAUSE_ENV): where crash tests kill it
     if stage in environ.get(PAUSE_ENV, "").split(","):
         sys.stderr.write(f"shiftgit: test pause: {stage}\n")
         sys.stderr.flush()
@@ -337,8 +341,7 @@ def put(ledger: Ledger, effect: Effect, at: str) -> Ledger:
 
 
 def history_with(effect: Effect, entry: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    clean = {k: v for k, v in entry.items() if v is not None}
-    return (*effect.history, clean)[-HISTORY_CAP:]
+    return (*effect.history, {k: v for k, v in entry.items() if v is not None})[-HISTORY_CAP:]
 
 
 def probe_argv(effect: Effect) -> list[str]:

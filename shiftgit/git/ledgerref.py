@@ -59,7 +59,7 @@ class Tip(NamedTuple):
 
 
 def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, by: Writer | None = None,
-                  tip: fence.Claim | None = None) -> str | None:
+                  tip: fence.Claim | None = None, what: str = "checkpoint") -> str | None:
     """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes.
 
     `by` (git/shiftrefs.writer): the blob, tree and commit are written directly (rawgit.write_refs) and the ref
@@ -67,11 +67,12 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, b
     does it from a fresh look at the tip. `tip`, with `by`: the tip as the caller's fence read it (fence.tips),
     taken for the first try instead of a `for-each-ref` of its own; the caller vouches that DATA is not what the
     tip holds (a new checkpoint). Had the ref moved since, the swap fails and the fresh look follows. The
-    commit's (epoch, seq) is remembered (`remember`)."""
+    commit's (epoch, seq) is remembered (`remember`). WHAT: the subject's words before the seq (an effect's record
+    committed between checkpoints: "effects since checkpoint")."""
     from shiftgit.git import prenote
 
     document = _json(data)
-    commit = _commit(repo, run, data, document, clone, by, tip)
+    commit = _commit(repo, run, data, document, clone, by, tip, what)
     if commit is not None:
         remember(repo, {commit: (epoch_of(document), seq_of(document))})
     prenote.prerender(str(repo.git_dir), run, data)  # the note of committing these bytes: the gate renders none
@@ -105,7 +106,7 @@ def remember(repo: Repo, pairs: dict[str, tuple[int, int]]) -> None:
 
 
 def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clone: str | None,
-            by: Writer | None, tip: fence.Claim | None) -> str | None:
+            by: Writer | None, tip: fence.Claim | None, what: str) -> str | None:
     ref = ref_name(run)
     seq = seq_of(document)
     objects: list[tuple[str, bytes]] = []
@@ -120,7 +121,7 @@ def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clon
     lease = document.get("lease")
     epoch = epoch_of(document)
     where = fence.place(fence.holder_text(lease.get("holder") if isinstance(lease, dict) else None))
-    message = (f"shiftgit ledger: {run} checkpoint {seq}\n\nShift-Host: {host}\n"
+    message = (f"shiftgit ledger: {run} {what} {seq}\n\nShift-Host: {host}\n"
                + (f"Shift-Clone: {clone}\n" if clone else "") + fence.trailers(lease))
     guess = tip if by is not None and objects and tip is not None and tip.ref == ref and len(tip.commit) == by.width \
         else None

@@ -44,13 +44,10 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     pick = Pick(run, "named") if adopt and run and not store.exists(run) else discover(store, run)
     adopted = takeover.adopt(store, pick.run) if adopt else None
     taken = lease.take_over(store, pick.run) if take_over else None
+    brought = takeover.bring_effects(store, pick.run)
     report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
-    if taken is not None:
-        report["take_over"] = taken
-    if pick.note:
-        report["picked"] = pick.note
-    if adopted is not None:
-        report["adopt"] = adopted
+    extra = {"take_over": taken, "picked": pick.note or None, "adopt": adopted, "effects_brought": brought or None}
+    report.update({key: value for key, value in extra.items() if value is not None})
     if report["decision"] != "finished":
         store.set_active(pick.run)
     return report

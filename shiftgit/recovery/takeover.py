@@ -66,6 +66,17 @@ def select(store: Store, run: str, working: Ledger, where: str, provenance: Prov
     return Record(ledger, place, published_by, newest, seq)
 
 
+def bring_effects(store: Store, run: str) -> list[str]:
+    """Effects another clone published that this ledger lacks (runs/foreign.py): they count in the decision."""
+    from shiftgit.errors import ShiftError
+    from shiftgit.runs.foreign import absorb
+
+    try:
+        return absorb(store, run)
+    except ShiftError:  # a corrupt or newer ledger: resume's report names it
+        return []
+
+
 def target_tree(store: Store, chosen: Record) -> str:
     """The tree a published checkpoint recorded (what the work tree would hold after adopting it)."""
     point = chosen.ledger.checkpoint

@@ -89,6 +89,9 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     from shiftgit.runs.lease import guard
 
     ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
+    from shiftgit.runs.foreign import absorb
+
+    absorb(store, run, ticket.commits or None)  # effects another clone published are carried by this checkpoint
     repo = store.repo
     head, branch = _head_and_branch(repo)
     if checked:  # what the write below loads, loaded while git may still be building the tree
@@ -152,7 +155,11 @@ def publish(store: Store, run: str, by: Writer | None = None, tip: Claim | None 
 
     with store.lock(run):  # the file's bytes as this checkpoint (or a later one) left them
         data = store.ledger_path(run).read_bytes()
-        ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by, tip)
+        commit = ledgerref.commit_ledger(store.repo, run, data, clone_id(store.repo), by, tip)
+    if commit is not None:
+        from shiftgit.runs.foreign import mark_seen
+
+        mark_seen(store, [commit])  # its effects are this ledger's own: never read back
     publisher.start_configured(store)
 
 

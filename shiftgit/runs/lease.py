@@ -42,6 +42,7 @@ class Ticket(NamedTuple):
     warnings: tuple[str, ...] = ()
     ledger: str | None = None  # the ledger-ref commit this write goes onto (a checkpoint records it: the chain)
     tip: fence.Claim | None = None  # that commit as the fence read it (renewing): ledgerref.commit_ledger's guess
+    commits: tuple[str, ...] = ()  # every ledger-ref commit of the run the fence read (renewing): runs/foreign.absorb
 
 
 def here(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -126,7 +127,7 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
             taken = "continued on this branch" if epoch > mine else None
             store.on_write = renewal(run, epoch, who, minutes, taken=taken)
             tip = next((c for c in seen if c.ref == fence.LEDGERS + run), None)
-            return Ticket(epoch, tuple(warnings), tip.commit if tip else None, tip)
+            return Ticket(epoch, tuple(warnings), tip.commit if tip else None, tip, tuple(c.commit for c in seen))
         epoch = max([mine] + [c.epoch for c in seen]) + 1
         why = "lease expired" if isinstance(lease, Mapping) else "first write"
         reachable = remote if not warnings else None  # the fetch failed (and said so): no push to wait for

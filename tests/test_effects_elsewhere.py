@@ -1,0 +1,144 @@
+"""An effect run after the last checkpoint reaches the machine that takes over, and never runs twice.
+
+Machine A checkpoints, then applies a migration (an effect: it appends a line to a file outside both clones,
+the "database") and dies before its next checkpoint. Machine B syncs, takes the run over and tries the same
+key: the record A published when the effect was attempted and when it completed decides, not B's ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SG
+from test_takeover import Machine, machine, remote_ledger, remote_with_a_published_run
+
+
+def migration(db: Path, *, hang: bool = False) -> list[str]:
+    code = f"open({str(db)!r}, 'a').write('applied\\n')" + ("; import time; time.sleep(600)" if hang else "")
+    return ["effect", "run", "--key", "migrate-0042", "--kind", "db_migration", "--reversible", "--",
+            sys.executable, "-c", code]
+
+
+def remote_effect(origin: Path, key: str) -> dict[str, Any]:
+    return next((e for e in remote_ledger(origin).get("effects", []) if e["key"] == key), {})
+
+
+def wait_remote_state(origin: Path, key: str, state: str) -> None:
+    deadline = time.monotonic() + 60
+    while remote_effect(origin, key).get("state") != state and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert remote_effect(origin, key).get("state") == state, remote_ledger(origin).get("effects")
+
+
+@pytest.fixture
+def two_machines(tmp_path: Path) -> tuple[Machine, Machine, Path, Path]:
+    origin = remote_with_a_published_run(tmp_path)
+    a = machine(tmp_path, origin, "machine-a")
+    a.write("calc.py", a.read("calc.py") + "# A step 1\n")
+    a.ok("checkpoint", "--step", "A step 1", "--next", "apply migration 0042")
+    return a, machine(tmp_path, origin, "machine-b"), origin, tmp_path / "db.txt"
+
+
+def take_over(b: Machine) -> dict[str, Any]:
+    b.ok("sync")
+    proc = b.sg("resume", "demo", "--adopt", "--take-over", "--no-run", "--json")
+    assert proc.returncode in (0, 4), proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def test_a_completed_effect_with_no_checkpoint_after_it_is_not_run_again_on_machine_b(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, b, origin, db = two_machines
+    b.ok("sync")
+    assert b.sg("resume", "demo", "--adopt", "--no-run").returncode in (0, 4)  # B holds A's checkpoint #1 now
+    assert b.ledger("demo")["checkpoint"]["seq"] == 1 and not b.ledger("demo")["effects"]
+    assert a.sg(*migration(db)).returncode == 0
+    wait_remote_state(origin, "migrate-0042", "completed")  # published without a checkpoint
+    synced = b.ok("sync")  # checkpoint #1 in both records: B's ledger stays, A's effect must still count
+    assert "recorded in another clone" in synced.stderr and "migrate-0042" in synced.stderr
+    report = take_over(b)
+    assert report["source"]["kind"] != "published" and "effects_brought" not in report  # brought by the sync
+    assert report["effects"][0]["state"] == "completed" and not report["effects"][0]["safe_to_repeat"]
+    proc = b.sg(*migration(db))
+    assert proc.returncode == 0, proc.stderr
+    assert "already completed" in proc.stdout and "not run again" in proc.stdout
+    assert db.read_text() == "applied\n"  # once, on A
+    effect = b.ledger("demo")["effects"][0]
+    assert effect["state"] == "completed" and "recorded on host" in effect["history"][-1]["result"]
+    # B's next checkpoint carries it: a third machine taking over from B sees it without A's commits
+    b.write("calc.py", b.read("calc.py") + "# B step 2\n")
+    b.ok("checkpoint", "--step", "B step 2")
+    deadline = time.monotonic() + 60
+    while remote_ledger(origin)["checkpoint"]["step"] != "B step 2" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert remote_ledger(origin)["checkpoint"]["step"] == "B step 2"
+    assert remote_effect(origin, "migrate-0042")["state"] == "completed"
+
+
+def test_an_effect_whose_machine_died_mid_way_is_unknown_on_machine_b_until_reconciled(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, b, origin, db = two_machines
+    agent = subprocess.Popen([*SG, *migration(db, hang=True)], cwd=a.path, env={**os.environ, **a.env},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_remote_state(origin, "migrate-0042", "attempted")  # pushed before the command started
+        deadline = time.monotonic() + 30
+        while not db.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        agent.send_signal(signal.SIGKILL)  # machine A dies mid-migration
+        agent.wait()
+    report = take_over(b)
+    assert report["decision"] == "escalate", report
+    assert any("migrate-0042" in reason for reason in report["reasons"]), report["reasons"]
+    proc = b.sg(*migration(db))
+    assert proc.returncode == 1 and "outcome is unknown" in proc.stderr, proc.stderr
+    assert db.read_text() == "applied\n"
+    b.ok("effect", "reconcile", "migrate-0042", "--state", "completed", "--evidence", "schema shows 0042")
+    proc = b.sg(*migration(db))
+    assert proc.returncode == 0 and "already completed" in proc.stdout
+    assert db.read_text() == "applied\n"
+
+
+def test_effect_run_brings_in_a_record_fetched_after_the_takeover(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, b, origin, db = two_machines
+    assert a.sg(*migration(db)).returncode == 0
+    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
+    take_over(b)  # B's ledger: A's completed migration
+    # A's later word on it (undone), published only now, on top of what B already read
+    late = {**b.ledger("demo"), "effects": [{**record, "state": "compensated", "updated_at": "2999-01-01T00:00:00Z"}]}
+    blob = b.run(["git", "hash-object", "-w", "--stdin"], input=json.dumps(late)).stdout.strip()
+    tree = b.run(["git", "mktree"], input=f"100644 blob {blob}\tledger.json\n").stdout.strip()
+    ref = "refs/shift-remote/origin/shift/ledgers/demo"
+    commit = b.git("commit-tree", tree, "-p", b.git("rev-parse", ref).strip(), "-m",
+                   "shiftgit ledger: demo\n\nShift-Host: machine-a").strip()
+    b.git("push", "-q", "origin", f"{commit}:refs/shift/ledgers/demo")  # as A's publisher would
+    b.git("update-ref", ref, b.git("rev-parse", f"{commit}^").strip())  # B has not fetched it
+    proc = b.sg(*migration(db))
+    assert proc.returncode == 1 and "compensated" in proc.stderr, proc.stderr
+    assert "recorded in another clone" in proc.stderr and '"machine-a"' in proc.stderr
+    assert db.read_text() == "applied\n"
+    effect = b.ledger("demo")["effects"][0]
+    assert effect["state"] == "compensated" and effect["history"][0]["state"] == "completed"
+    assert "another clone" not in b.sg(*migration(db)).stderr  # read once: that commit is remembered as seen
+
+
+def test_nothing_published_costs_no_ledger_read_and_an_own_effect_is_not_brought_back(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, _, _, db = two_machines
+    assert a.sg(*migration(db)).returncode == 0
+    again = a.sg(*migration(db))
+    assert again.returncode == 0 and "another clone" not in again.stderr
+    assert [e["state"] for e in a.ledger("demo")["effects"]] == ["completed"]
+    assert len(a.ledger("demo")["effects"][0]["history"]) == 1  # its own completion: nothing brought back
+    seen = (a.path / ".git/shift/effects-seen").read_text().split()
+    assert a.git("rev-parse", "refs/shift/ledgers/demo").strip() in seen  # its own commits: never read back
