@@ -334,10 +334,8 @@ def _pause(environ: Mapping[str, str], stage: str) -> None:  # test-only (PAUSE_
 
 def put(ledger: Ledger, effect: Effect, at: str) -> Ledger:
     """The ledger with `effect` added, or replacing the record with its key (order kept)."""
-    if ledger.effect(effect.key) is None:
-        return replace(ledger, effects=(*ledger.effects, effect), updated_at=at)
     effects = tuple(effect if e.key == effect.key else e for e in ledger.effects)
-    return replace(ledger, effects=effects, updated_at=at)
+    return replace(ledger, effects=effects if ledger.effect(effect.key) else (*effects, effect), updated_at=at)
 
 
 def history_with(effect: Effect, entry: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:

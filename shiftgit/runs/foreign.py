@@ -55,13 +55,16 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
     found = _records(store, commits)
     lines: list[str] = []
     if found:
+        from shiftgit.effects.approvals import now_iso
+        from shiftgit.effects.runner import put
+
         def change(ledger: Ledger) -> Ledger:
             lines.clear()
             for effect, where in found.values():
                 mine = ledger.effect(effect.key)
                 if mine is not None and _rank(mine) >= _rank(effect):
                     continue
-                ledger = _put(ledger, _brought(effect, mine, where))
+                ledger = put(ledger, _brought(effect, mine, where), now_iso())
                 state = effect.state if effect.state != "attempted" else "attempted there, outcome unknown here"
                 lines.append(f"effect {textsafe.quote(effect.key)}: {state} (recorded {where})")
             return ledger
@@ -184,18 +187,13 @@ def _rank(effect: Effect) -> tuple[int, str]:
 def _brought(theirs: Effect, mine: Effect | None, where: str) -> Effect:
     """THEIR record, with both histories and a line saying where it came from."""
     from shiftgit.effects.approvals import now_iso
+    from shiftgit.effects.runner import HISTORY_CAP
 
     history = {rawjson.dumps(h): h for h in [*(mine.history if mine else ()), *theirs.history]}
     events = sorted(history.values(), key=lambda h: str(h.get("at", "")))
     note = {"at": now_iso(), "state": theirs.state, "result": f"recorded {where}; brought into this ledger"}
-    return replace(theirs, history=(*events, note)[-20:],
+    return replace(theirs, history=(*events, note)[-HISTORY_CAP:],
                    attempts=max(theirs.attempts, mine.attempts if mine else 0))
-
-
-def _put(ledger: Ledger, effect: Effect) -> Ledger:
-    if ledger.effect(effect.key) is None:
-        return replace(ledger, effects=(*ledger.effects, effect))
-    return replace(ledger, effects=tuple(effect if e.key == effect.key else e for e in ledger.effects))
 
 
 # -- what this work tree has seen ----------------------------------------------------------------------
