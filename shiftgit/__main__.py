@@ -139,6 +139,10 @@ def hook_main(args: list[str]) -> NoReturn:
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
             wanted = [["cat-file", "--batch"], rawgit.STAGED, rawgit.TRAILER_CONFIG]
             rawgit.prestart(wanted, rawgit.hook_env(os.environ))
+        if os.environ.get("SHIFT_ADD_HOOKS"):  # the shim: the hooks a run needs are not there yet (git/install.py)
+            from shiftgit.git import install
+
+            install.add_shim_hooks(os.environ.pop("SHIFT_ADD_HOOKS"))
     _leave(_main(["hook", *args], True))
 
 
