@@ -136,9 +136,14 @@ def hook_main(args: list[str]) -> NoReturn:
         from shiftgit.git import rawgit, waiter
 
         waiter.ENABLED = True  # the shim's post-commit wakes what the gate leaves waiting
+        missing = os.environ.pop("SHIFT_ADD_HOOKS", None)  # the shim: the hooks a run needs are not there yet
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
             wanted = [["cat-file", "--batch"], rawgit.STAGED, rawgit.TRAILER_CONFIG]
             rawgit.prestart(wanted, rawgit.hook_env(os.environ))
+        if missing:  # added while git works (git/install.py)
+            from shiftgit.git import install
+
+            install.add_shim_hooks(missing)
     _leave(_main(["hook", *args], True))
 
 

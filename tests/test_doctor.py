@@ -94,8 +94,8 @@ BREAKAGES: dict[str, tuple[Callable[[Repo, Path], Any], str | None, str, str]] =
     # name: (break it, agent, check, a piece of the fix)
     "git hook removed": (lambda r, h: os.remove(_hook_file(r, "pre-commit")), None, "git hooks",
                          "shiftgit init --hooks git"),
-    "git hook outdated": (lambda r, h: _hook_file(r, "post-commit").write_text(
-        _hook_file(r, "post-commit").read_text() + "# edited\n"), None, "git hooks", "shiftgit init --hooks git"),
+    "git hook outdated": (lambda r, h: _hook_file(r, "post-rewrite").write_text(
+        _hook_file(r, "post-rewrite").read_text() + "# edited\n"), None, "git hooks", "shiftgit init --hooks git"),
     "git hook interpreter gone": (lambda r, h: _hook_file(r, "pre-commit").write_text(
         "\n".join("python=/nonexistent/python3" if line.startswith("python=") else line
                   for line in _hook_file(r, "pre-commit").read_text().splitlines())), None, "git hooks",

@@ -52,6 +52,8 @@ def step(repo: Repo, name: str, content: str | None = None, **env: str) -> str:
 def test_init_installs_executable_shims_where_git_looks_and_is_idempotent(repo: Repo) -> None:
     repo.ok("init", "--hooks", "git")
     folder = hooks_dir(repo)
+    assert not (folder / "commit-msg").exists() and not (folder / "post-commit").exists()  # no run: later
+    repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")
     shims = {name: (folder / name).read_bytes() for name in HOOKS}
     for name, text in shims.items():
         assert os.access(folder / name, os.X_OK)

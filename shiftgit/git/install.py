@@ -8,6 +8,11 @@ the shim starts Python without `site` (`-S`: site is most of Python's start-up) 
 on `sys.path`. A hook already there is moved aside to `<name>.pre-shiftgit` and chained: the shim
 runs it first. Installing again updates the shims and never moves a shim of ours. Nothing outside
 the repository (no global config) is touched.
+
+While no run is active, `init` leaves out the hooks only a run needs (RUN_HOOKS: each is a process git starts at
+every commit): the first thing that needs them installs them, before git looks for them (git finds each hook
+when it runs it): a run's start, resume or take-over, and the pre-commit shim, which passes its folder to
+Python (SHIFT_ADD_HOOKS) when it goes on with them missing (an active run, SHIFT_SKIP, a staged ledger).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from shiftgit.errors import UsageError
 from shiftgit.repo import Repo
 
 HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-rewrite", "post-merge", "pre-push")
+RUN_HOOKS = ("commit-msg", "post-commit")  # idle, they only exit: installed when first needed
 MARK = b"installed by `shiftgit init --hooks git`"
 LEGACY_MARK = b"\n# installed by shiftgit\n"  # the shims of shiftgit 0.1's placeholder
 SAVED = ".pre-shiftgit"
@@ -61,9 +67,13 @@ def launcher_text(name: str, python: str, package: str | None = None) -> str:
 
 def recorded_python(text: str) -> str | None:
     """The interpreter a script `launcher_text` rendered records (its `python=` line), as the shell reads it."""
+    return _recorded(text, "python")
+
+
+def _recorded(text: str, name: str) -> str | None:
     for line in text.splitlines():
-        if line.startswith("python="):
-            words = shlex.split(line[len("python="):], comments=True)
+        if line.startswith(f"{name}="):
+            words = shlex.split(line[len(name) + 1:], comments=True)
             return words[0] if words else None
     return None
 
@@ -75,14 +85,55 @@ def shim(hook: str, python: str, package: str | None = None) -> str:
 
 # -- plain git hooks --------------------------------------------------------------------------------
 
-def install_git_hooks(repo: Repo, python: str | None = None) -> list[str]:
-    """Write the shims; keep and chain hooks that were there. Idempotent."""
+def install_git_hooks(repo: Repo, python: str | None = None, *, idle: bool = False) -> list[str]:
+    """Write the shims; keep and chain hooks that were there. Idempotent. `idle` (no run is active): RUN_HOOKS
+    only where shims of ours are already (updated), the rest when a run needs them (`add_run_hooks`)."""
     interpreter = os.path.abspath(python or sys.executable)
     folder = hooks_dir(repo)
     folder.mkdir(parents=True, exist_ok=True)
     (repo.git_dir / "shift").mkdir(exist_ok=True)  # where the shims leave notes for each other
+    # a folder in the work tree (core.hooksPath): a start adding hooks there would add files to commit
+    idle = idle and (_inside(folder, repo.common_dir) or not _inside(folder, repo.root))
+    wanted = [hook for hook in HOOKS if not idle or hook not in RUN_HOOKS or is_ours(folder / hook)]
+    lines = _install(folder, wanted, interpreter)
+    later = [hook for hook in HOOKS if hook not in wanted]
+    lines.append(f"git hooks in {folder}: {', '.join(wanted)} (run by {interpreter})"
+                 + (f"; {', '.join(later)} when a run starts" if later else ""))
+    return lines
+
+
+def add_run_hooks(folder: Path) -> list[str]:
+    """RUN_HOOKS beside a pre-commit shim of ours in `folder`, with its interpreter and package, where they are
+    not ours yet (a hook there is kept and chained); nothing when the git hooks are not shiftgit's."""
+    text = _read_head(folder / "pre-commit", 4096)
+    python = _recorded(text, "python") if MARK.decode() in text else None
+    missing = [hook for hook in RUN_HOOKS if not is_ours(folder / hook)]
+    if python is None or not missing:
+        return []
+    return _install(folder, missing, python, _recorded(text, "package"))
+
+
+def add_repo_run_hooks(repo: Repo) -> list[str]:
+    """`add_run_hooks` for `repo`'s hooks folder (a run starts): an error writing them never stops the start,
+    the pre-commit shim adds them at the next commit."""
+    try:
+        return add_run_hooks(hooks_dir(repo))
+    except (OSError, UsageError):
+        return []
+
+
+def add_shim_hooks(folder: str) -> None:
+    """`add_run_hooks` for the pre-commit shim (SHIFT_ADD_HOOKS): a failure is one line, the commit goes on."""
+    try:
+        add_run_hooks(Path(folder))
+    except (OSError, UsageError) as exc:
+        print(f"shiftgit pre-commit: could not add the commit-msg and post-commit hooks a run needs: {exc}",
+              file=sys.stderr)
+
+
+def _install(folder: Path, hooks: list[str], interpreter: str, package: str | None = None) -> list[str]:
     lines = []
-    for hook in HOOKS:
+    for hook in hooks:
         target = folder / hook
         if _is_foreign(target):
             saved = folder / (hook + SAVED)
@@ -91,9 +142,28 @@ def install_git_hooks(repo: Repo, python: str | None = None) -> list[str]:
                                  f"{saved.name} by hand, remove {target.name}, then run `shiftgit init --hooks git`")
             os.replace(target, saved)
             lines.append(f"kept your {hook} hook as {saved}; shiftgit's {hook} runs it first")
-        write_executable(target, shim(hook, interpreter))
-    lines.append(f"git hooks in {folder}: {', '.join(HOOKS)} (run by {interpreter})")
+        write_executable(target, shim(hook, interpreter, package))
     return lines
+
+
+def is_ours(target: Path) -> bool:
+    return os.path.lexists(target) and not _is_foreign(target)
+
+
+def _inside(folder: Path, root: Path) -> bool:
+    try:
+        folder.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _read_head(path: Path, size: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _is_foreign(target: Path) -> bool:

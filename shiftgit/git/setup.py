@@ -25,12 +25,22 @@ def init(store: Store, *, hooks: str) -> list[str]:
     if hooks == "git":
         from shiftgit.git import install
 
-        lines += install.install_git_hooks(store.repo)
+        lines += install.install_git_hooks(store.repo, idle=_idle(store))
     elif hooks == "pre-commit":
         from shiftgit.git import install
 
         lines += install.install_pre_commit(store.repo)
     return [store_line(store, created), *lines]
+
+
+def _idle(store: Store) -> bool:
+    """No run is active here: the hooks only a run needs can wait for one (git/install.py)."""
+    from shiftgit.errors import ShiftError
+
+    try:
+        return store.active_run() is None
+    except ShiftError:
+        return False
 
 
 def store_line(store: Store, created: bool) -> str:

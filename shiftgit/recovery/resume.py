@@ -22,7 +22,7 @@ from shiftgit.ledger.store import Store
 from shiftgit.recovery import decisions, plans, takeover
 from shiftgit.recovery.briefing import build_briefing
 from shiftgit.repo import FileEntry, Repo, TreeBuild
-from shiftgit.runs.contract import location
+from shiftgit.runs.contract import activate, location
 from shiftgit.runs.memory import standing_rules
 from shiftgit.runs.reviews import awaiting_reasons
 
@@ -49,7 +49,7 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     extra = {"take_over": taken, "picked": pick.note or None, "adopt": adopted, "effects_brought": brought or None}
     report.update({key: value for key, value in extra.items() if value is not None})
     if report["decision"] != "finished":
-        store.set_active(pick.run)
+        activate(store, pick.run)
     return report
 
 

@@ -24,6 +24,7 @@ from shiftgit.ledger.record import replace
 from shiftgit.ledger.schema import parse_ledger
 from shiftgit.ledger.store import Store
 from shiftgit.repo import clean_env
+from shiftgit.runs.contract import activate
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     rollback.restore_files(repo, plan)
     with store.lock(run):
         store.write(ledger)
-    store.set_active(run)
+    activate(store, run)
     _continue_refs(store, run, newest, point.snapshot)
     return {"adopted": True, "source": newest.to_dict(), "detail": f"adopted {newest.describe()}",
             "rescue": ref, "rescue_commit": commit, **plan.to_dict()}
