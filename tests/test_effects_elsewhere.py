@@ -108,25 +108,36 @@ def test_an_effect_whose_machine_died_mid_way_is_unknown_on_machine_b_until_reco
     assert db.read_text() == "applied\n"
 
 
-def test_effect_run_brings_in_a_record_fetched_after_the_takeover(
-        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
-    a, b, origin, db = two_machines
-    assert a.sg(*migration(db)).returncode == 0
-    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
-    take_over(b)  # B's ledger: A's completed migration
-    # A's later word on it (undone), published only now, on top of what B already read
-    late = {**b.ledger("demo"), "effects": [{**record, "state": "compensated", "updated_at": "2999-01-01T00:00:00Z"}]}
-    blob = b.run(["git", "hash-object", "-w", "--stdin"], input=json.dumps(late)).stdout.strip()
+def publish_late(b: Machine, document: dict[str, Any]) -> None:
+    """A ledger commit another clone pushes only now, on top of what B already read; B has not fetched it."""
+    blob = b.run(["git", "hash-object", "-w", "--stdin"], input=json.dumps(document)).stdout.strip()
     tree = b.run(["git", "mktree"], input=f"100644 blob {blob}\tledger.json\n").stdout.strip()
     ref = "refs/shift-remote/origin/shift/ledgers/demo"
     commit = b.git("commit-tree", tree, "-p", b.git("rev-parse", ref).strip(), "-m",
                    "shiftgit ledger: demo\n\nShift-Host: machine-a").strip()
     b.git("push", "-q", "origin", f"{commit}:refs/shift/ledgers/demo")  # as A's publisher would
-    b.git("update-ref", ref, b.git("rev-parse", f"{commit}^").strip())  # B has not fetched it
+    b.git("update-ref", ref, b.git("rev-parse", f"{commit}^").strip())
+
+
+@pytest.mark.parametrize("same_run", [True, False])
+def test_effect_run_brings_in_a_record_fetched_after_the_takeover(
+        two_machines: tuple[Machine, Machine, Path, Path], same_run: bool) -> None:
+    a, b, origin, db = two_machines
+    assert a.sg(*migration(db)).returncode == 0
+    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
+    take_over(b)  # B's ledger: A's completed migration
+    # A's later word on it (undone); or the word of another run that clones elsewhere also named "demo"
+    created = b.ledger("demo")["created_at"] if same_run else "2001-01-01T00:00:00Z"
+    publish_late(b, {**b.ledger("demo"), "created_at": created,
+                     "effects": [{**record, "state": "compensated", "updated_at": "2999-01-01T00:00:00Z"}]})
     proc = b.sg(*migration(db))
+    assert db.read_text() == "applied\n"
+    if not same_run:
+        assert proc.returncode == 0 and "already completed" in proc.stdout and not proc.stderr
+        assert b.ledger("demo")["effects"][0]["state"] == "completed"
+        return
     assert proc.returncode == 1 and "compensated" in proc.stderr, proc.stderr
     assert "recorded in another clone" in proc.stderr and '"machine-a"' in proc.stderr
-    assert db.read_text() == "applied\n"
     effect = b.ledger("demo")["effects"][0]
     assert effect["state"] == "compensated" and effect["history"][0]["state"] == "completed"
     assert "another clone" not in b.sg(*migration(db)).stderr  # read once: that commit is remembered as seen

@@ -52,7 +52,7 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
     if not unseen:
         return []
     commits = _walk(store, unseen, seen)
-    found = _records(store, commits)
+    found = _records(store, commits, store.read(run))
     lines: list[str] = []
     if found:
         from shiftgit.effects.approvals import now_iso
@@ -135,8 +135,9 @@ def _walk(store: Store, tips: list[str], seen: set[str]) -> list[str]:
     return [line for line in proc.split() if len(line) in (40, 64)]
 
 
-def _records(store: Store, commits: list[str]) -> dict[str, tuple[Effect, str]]:
-    """Per key, the furthest-along effect record among COMMITS' ledgers, with where it was recorded."""
+def _records(store: Store, commits: list[str], mine: Ledger) -> dict[str, tuple[Effect, str]]:
+    """Per key, the furthest-along effect record among COMMITS' ledgers, with where it was recorded. Only ledgers of
+    this very run count: the same id and creation time as MINE (two clones may each start a run named `demo`)."""
     from shiftgit.git.notestree import CatFile
     from shiftgit.repo import clean_env
 
@@ -149,7 +150,7 @@ def _records(store: Store, commits: list[str]) -> dict[str, tuple[Effect, str]]:
     for commit, answer in zip(commits, answers, strict=True):
         if answer is None:
             continue
-        for effect in _effects(answer[2]):
+        for effect in _effects(answer[2], mine):
             held = best.get(effect.key)
             if effect.state != "planned" and (held is None or _rank(effect) > _rank(held[0])):
                 host = textsafe.quote(hosts.get(commit) or "an unknown host")
@@ -157,12 +158,16 @@ def _records(store: Store, commits: list[str]) -> dict[str, tuple[Effect, str]]:
     return best
 
 
-def _effects(data: bytes) -> list[Effect]:
+def _effects(data: bytes, mine: Ledger) -> list[Effect]:
     try:
         document = rawjson.loads(data)
     except ValueError:
         return []
-    records = document.get("effects") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or document.get("run") != mine.run:
+        return []
+    if document.get("created_at") != mine.created_at:
+        return []
+    records = document.get("effects")
     found = []
     for item in records if isinstance(records, list) else []:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str) or item.get("state") not in RANK:
