@@ -332,12 +332,12 @@ def change_lines(changes: Mapping[str, Any]) -> list[str]:
 
 def failing_line(check: Mapping[str, Any]) -> str:
     ids = [_name(test) for test in check.get("failing") or ()]
-    shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" if len(ids) > FAILING_SHOWN
-                                              else "")
+    shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" * (len(ids) > FAILING_SHOWN))
     state = f" [{_name(check['state'])}]" if check.get("state") else ""
     since = " (since the checkpoint)" if check.get("pending") else ""
     return (f"{_name(check['name'])}{state}: exit {_name(check.get('exit_code'))}"
-            + (f"; failing: {shown}" if shown else "") + since)
+            + (f"; failing: {shown}" if shown else "") + since
+            + "; a later pass of a narrower command did not clear it" * bool(check.get("not_cleared_by")))
 
 
 def _name(value: object) -> str:
