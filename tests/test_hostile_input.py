@@ -69,6 +69,24 @@ def test_run_ids_git_or_windows_cannot_hold_are_refused_before_anything_is_writt
     assert files(run_repo.path / ".shift") == before
 
 
+def test_a_run_dir_git_cannot_name_a_ref_after_is_skipped_and_named_not_fatal_for_every_run(run_repo: Repo) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    assert run_repo.commit("checkpoint one").returncode == 0
+    for bad in ("a..b", "x.lock", "end."):  # arrived in a commit or a copy: `start` refuses these names
+        folder = run_repo.path / ".shift" / "runs" / bad
+        folder.mkdir()
+        (folder / "ledger.json").write_text(run_repo.ledger_path("demo").read_text().replace('"demo"', f'"{bad}"'))
+    status = run_repo.sg("status", "--json")
+    assert status.returncode == 1 and "Traceback" not in status.stderr, status.stderr
+    assert [r["id"] for r in json.loads(status.stdout)["runs"]] == ["demo"]
+    for proc in (status, run_repo.sg("resume", "--no-run"), run_repo.sg("log")):
+        named = [line for line in proc.stderr.splitlines() if line.startswith("shiftgit: skipped")]
+        assert len(named) == 3 and all("rename the directory" in line for line in named), proc.stderr
+        assert '".shift/runs/a..b"' in named[0] and "Traceback" not in proc.stderr
+    assert run_repo.sg("resume", "--no-run").returncode == 0 and run_repo.json("resume", "--no-run")["run"] == "demo"
+    assert "demo #1" in run_repo.ok("log").stdout
+
+
 @pytest.mark.parametrize("args", [
     ("checkpoint", "--step", "s", "--cost", "nan"), ("checkpoint", "--step", "s", "--cost", "inf"),
     ("checkpoint", "--step", "s", "--cost", "1e999"), ("amend", "--cost-budget", "inf", "--reason", "r"),

@@ -73,7 +73,7 @@ def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
     else:
         out = timeline.text(store, limit, refs, listing)
     hint = fetchstate.sync_hint(store.repo, noted=NOTES_REF in refs)
-    return Output(out, [f"shiftgit: {hint}"] if hint else [])
+    return Output(out, [f"shiftgit: {line}" for line in store.skipped_runs()] + ([f"shiftgit: {hint}"] if hint else []))
 
 
 def open_store() -> Store:
@@ -111,7 +111,8 @@ def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -
     from shiftgit import textsafe
     from shiftgit.recovery import resume as core
 
-    before = [f"shiftgit: {report['picked']}"] if report.get("picked") else []
+    before = [f"shiftgit: {line}" for line in report.get("skipped") or ()]
+    before += [f"shiftgit: {report['picked']}"] if report.get("picked") else []
     if report.get("take_over"):
         before.append(f"shiftgit: {_taken_text(report['take_over'])}")
     if report.get("adopt"):

@@ -45,12 +45,9 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     adopted = takeover.adopt(store, pick.run) if adopt else None
     taken = lease.take_over(store, pick.run) if take_over else None
     report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
-    if taken is not None:
-        report["take_over"] = taken
-    if pick.note:
-        report["picked"] = pick.note
-    if adopted is not None:
-        report["adopt"] = adopted
+    said = {"take_over": taken, "picked": pick.note or None, "adopt": adopted}
+    report.update({key: value for key, value in said.items() if value is not None})
+    report["skipped"] = store.skipped_runs()  # run dirs under names no run may have: named, never read
     if report["decision"] != "finished":
         store.set_active(pick.run)
     return report
