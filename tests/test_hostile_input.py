@@ -97,11 +97,31 @@ def test_a_run_dir_git_cannot_name_a_ref_after_is_skipped_and_named_not_fatal_fo
     ("effect", "run", "--key", "k-1", "--kind", "job", "--repeatable", "--bogus", "--", "true"),
     ("check", "--bogus", "--", "true"), ("service", "start", "--name", "web", "--bogus", "--", "true"),
     ("start", "n", "--goal", "g"), ("checkpoint", "--bogus"), ("bogus-command",), ("effect", "run", "--key", "k"),
+    ("log", "-n", "9" * 30), ("log", "-n", "9" * 30, "--json"), ("checkpoint", "--step", "s", "--tokens", "9" * 30),
+    ("checkpoint", "--step", "s", "--turn", "9" * 30), ("rollback", "--to", "9" * 30, "--yes"),
+    ("runs", "--since", "0001-01-01T00:00:00+05:00"), ("insights", "--since", "0001-01-01T00:00:00+05:00"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(run_repo: Repo, args: tuple[str, ...]) -> None:
     run_repo.write("calc.py", CALC + "\n# work\n")
     before = files(run_repo.path / ".shift")
     refused(run_repo.sg(*args))
+    assert files(run_repo.path / ".shift") == before
+
+
+def test_numbers_too_large_for_a_date_are_one_line_exit_2_and_write_nothing(run_repo: Repo) -> None:
+    run_repo.ok("approval", "request", "deploy", "--reason", "r")
+    for minutes in ("1e308", "1e18"):
+        before = files(run_repo.path / ".shift")
+        proc = run_repo.sg("approval", "grant", "deploy", "--by", "lead", "--expires-in", minutes)
+        refused(proc)
+        assert "--expires-in" in proc.stderr and "year 9999" in proc.stderr
+        assert files(run_repo.path / ".shift") == before
+    config = json.loads((run_repo.path / ".shift" / "config.json").read_text())
+    (run_repo.path / ".shift" / "config.json").write_text(json.dumps({**config, "lease": {"minutes": 1e308}}))
+    before = files(run_repo.path / ".shift")
+    proc = run_repo.sg("checkpoint", "--step", "s")
+    refused(proc)
+    assert ".shift/config.json" in proc.stderr and '"minutes"' in proc.stderr and "at most" in proc.stderr
     assert files(run_repo.path / ".shift") == before
 
 

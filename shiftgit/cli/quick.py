@@ -176,7 +176,7 @@ def _plain(args: list[str]) -> Any:
         if rest in ([], ["--json"]):
             return lambda: log(None, False, bool(rest))
         if rest[:1] == ["-n"] and len(rest) in (2, 3) and rest[1].isascii() and rest[1].isdigit() \
-                and int(rest[1]) >= 1 and rest[2:] in ([], ["--json"]):
+                and 1 <= int(rest[1]) <= sys.maxsize and rest[2:] in ([], ["--json"]):
             return lambda: log(int(rest[1]), False, len(rest) == 3)
     if name == "resume" and "--no-run" in flags and flags <= {"--no-run", "--json"} and len(words) <= 1 \
             and len(rest) == len(set(rest)):
