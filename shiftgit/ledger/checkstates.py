@@ -8,7 +8,8 @@ yet). Pure functions over the model: the note, `log`, `resume`, the briefing and
 all read states from here.
 
 A failure is cleared only by a result that covers it: a later run of the same command, or of a wider one
-(the failing argv with trailing arguments dropped: `pytest` covers `pytest tests/test_one.py`). A narrower
+(the failing argv with trailing arguments dropped, or given paths that hold them: `pytest` and `pytest tests`
+cover `pytest tests/test_one.py`; an added option never widens). A narrower
 rerun under the same name (`pytest tests/test_one.py` after a failing `pytest`) is recorded beside the
 failure it does not cover, and the name's state stays that failure's until a covering run passes.
 """
