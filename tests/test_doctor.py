@@ -100,6 +100,8 @@ BREAKAGES: dict[str, tuple[Callable[[Repo, Path], Any], str | None, str, str]] =
         "\n".join("python=/nonexistent/python3" if line.startswith("python=") else line
                   for line in _hook_file(r, "pre-commit").read_text().splitlines())), None, "git hooks",
         "shiftgit init --hooks git"),
+    "pre-commit config unreadable": (lambda r, h: (os.remove(_hook_file(r, "pre-commit")), r.write(
+        ".pre-commit-config.yaml", "repos: 7\n")) and None, None, "git hooks", "init --hooks pre-commit"),
     "notes config": (lambda r, h: r.git("config", "--local", "--unset-all", "notes.displayRef") and None, None,
                      "notes config", "shiftgit init"),
     "notes refspec": (lambda r, h: r.git("config", "--local", "--unset-all", "remote.origin.fetch") and None, None,

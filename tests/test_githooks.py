@@ -167,6 +167,19 @@ def test_pre_commit_framework_config_keeps_the_users_entries(repo: Repo) -> None
     assert "could not add" in proc.stdout and "id: shiftgit-gate" in proc.stdout
 
 
+@pytest.mark.parametrize("text", ["repos: 7\n", "repos: {a: 1}\n", "- a\n", "repos: [7]\n",
+                                  "repos:\n- repo: local\n  hooks: 3\n", "repos: [\n"])
+def test_a_pre_commit_config_pre_commit_cannot_read_is_one_line_and_nothing_is_written(repo: Repo, text: str) -> None:
+    (repo.path / ".pre-commit-config.yaml").write_text(text)
+    config = repo.git("config", "--local", "--list")
+    proc = repo.sg("init", "--hooks", "pre-commit")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("shiftgit: .pre-commit-config.yaml: ") and "`repos:` is a list" in line
+    assert (repo.path / ".pre-commit-config.yaml").read_text() == text
+    assert not (repo.path / ".shift").exists() and repo.git("config", "--local", "--list") == config
+
+
 def test_the_pre_commit_framework_route_gates_and_notes(repo: Repo, tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

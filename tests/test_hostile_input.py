@@ -69,6 +69,24 @@ def test_run_ids_git_or_windows_cannot_hold_are_refused_before_anything_is_writt
     assert files(run_repo.path / ".shift") == before
 
 
+def test_a_run_dir_git_cannot_name_a_ref_after_is_skipped_and_named_not_fatal_for_every_run(run_repo: Repo) -> None:
+    run_repo.ok("checkpoint", "--step", "one")
+    assert run_repo.commit("checkpoint one").returncode == 0
+    for bad in ("a..b", "x.lock", "end."):  # arrived in a commit or a copy: `start` refuses these names
+        folder = run_repo.path / ".shift" / "runs" / bad
+        folder.mkdir()
+        (folder / "ledger.json").write_text(run_repo.ledger_path("demo").read_text().replace('"demo"', f'"{bad}"'))
+    status = run_repo.sg("status", "--json")
+    assert status.returncode == 1 and "Traceback" not in status.stderr, status.stderr
+    assert [r["id"] for r in json.loads(status.stdout)["runs"]] == ["demo"]
+    for proc in (status, run_repo.sg("resume", "--no-run"), run_repo.sg("log")):
+        named = [line for line in proc.stderr.splitlines() if line.startswith("shiftgit: skipped")]
+        assert len(named) == 3 and all("rename the directory" in line for line in named), proc.stderr
+        assert '".shift/runs/a..b"' in named[0] and "Traceback" not in proc.stderr
+    assert run_repo.sg("resume", "--no-run").returncode == 0 and run_repo.json("resume", "--no-run")["run"] == "demo"
+    assert "demo #1" in run_repo.ok("log").stdout
+
+
 @pytest.mark.parametrize("args", [
     ("checkpoint", "--step", "s", "--cost", "nan"), ("checkpoint", "--step", "s", "--cost", "inf"),
     ("checkpoint", "--step", "s", "--cost", "1e999"), ("amend", "--cost-budget", "inf", "--reason", "r"),
@@ -79,11 +97,31 @@ def test_run_ids_git_or_windows_cannot_hold_are_refused_before_anything_is_writt
     ("effect", "run", "--key", "k-1", "--kind", "job", "--repeatable", "--bogus", "--", "true"),
     ("check", "--bogus", "--", "true"), ("service", "start", "--name", "web", "--bogus", "--", "true"),
     ("start", "n", "--goal", "g"), ("checkpoint", "--bogus"), ("bogus-command",), ("effect", "run", "--key", "k"),
+    ("log", "-n", "9" * 30), ("log", "-n", "9" * 30, "--json"), ("checkpoint", "--step", "s", "--tokens", "9" * 30),
+    ("checkpoint", "--step", "s", "--turn", "9" * 30), ("rollback", "--to", "9" * 30, "--yes"),
+    ("runs", "--since", "0001-01-01T00:00:00+05:00"), ("insights", "--since", "0001-01-01T00:00:00+05:00"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(run_repo: Repo, args: tuple[str, ...]) -> None:
     run_repo.write("calc.py", CALC + "\n# work\n")
     before = files(run_repo.path / ".shift")
     refused(run_repo.sg(*args))
+    assert files(run_repo.path / ".shift") == before
+
+
+def test_numbers_too_large_for_a_date_are_one_line_exit_2_and_write_nothing(run_repo: Repo) -> None:
+    run_repo.ok("approval", "request", "deploy", "--reason", "r")
+    for minutes in ("1e308", "1e18"):
+        before = files(run_repo.path / ".shift")
+        proc = run_repo.sg("approval", "grant", "deploy", "--by", "lead", "--expires-in", minutes)
+        refused(proc)
+        assert "--expires-in" in proc.stderr and "year 9999" in proc.stderr
+        assert files(run_repo.path / ".shift") == before
+    config = json.loads((run_repo.path / ".shift" / "config.json").read_text())
+    (run_repo.path / ".shift" / "config.json").write_text(json.dumps({**config, "lease": {"minutes": 1e308}}))
+    before = files(run_repo.path / ".shift")
+    proc = run_repo.sg("checkpoint", "--step", "s")
+    refused(proc)
+    assert ".shift/config.json" in proc.stderr and '"minutes"' in proc.stderr and "at most" in proc.stderr
     assert files(run_repo.path / ".shift") == before
 
 

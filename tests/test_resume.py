@@ -344,3 +344,23 @@ def test_a_reused_pid_is_not_the_recorded_service(run_repo: Repo) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_thousands_of_constraints_brief_in_bounds_with_the_next_action_and_the_count_left_out(run_repo: Repo) -> None:
+    record_failing(run_repo)  # the briefing's fitting used to render the text again for each line cut: quadratic
+
+    def many(document: dict[str, Any]) -> None:
+        first = document["constraints"][0]
+        document["constraints"] += [dict(first, id=f"c-{n:012x}", text=f"rule {n}: never touch system {n}")
+                                    for n in range(5000)]
+    edit_ledger(run_repo, "demo", many)
+    briefing = _resume(run_repo, "--no-run")[1]["briefing"]
+    assert len(briefing) <= 9500
+    head = next(line for line in briefing.splitlines() if line.startswith("Active constraints (5001, the first "))
+    shown = int(head.split("the first ")[1].split()[0])
+    assert 50 < shown < 5001
+    assert '"never edit tests/"' in briefing and '"rule 0: never touch system 0"' in briefing
+    assert f'"rule {shown - 2}: never touch system {shown - 2}"' in briefing and f"system {shown - 1}\"" not in briefing
+    assert f"(+{5001 - shown} more active constraint(s) not shown" in briefing
+    assert "shiftgit show demo --json" in briefing
+    assert 'Next action: "fix sub()"' in briefing and 'Done when: "test_sub passes"' in briefing

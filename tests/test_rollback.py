@@ -10,6 +10,8 @@ from conftest import CALC, Repo
 from verify_helpers import BROKEN_SUB, clone, record_failing
 
 from shiftgit.git.record import is_safe_path
+from shiftgit.ledger.store import Store
+from shiftgit.recovery.freshness import assess
 
 
 def _rescue_refs(repo: Repo) -> list[str]:
@@ -118,3 +120,44 @@ def test_paths_that_would_leave_the_work_tree_are_refused(tmp_path: Path) -> Non
     for bad in ("../x", "sub/../../x", "/etc/passwd", ".git/config", "sub/.GIT/hooks/x", "", "a//b",
                 "escape/file"):
         assert not is_safe_path(root, bad), bad
+
+
+def _rebased_onto_an_upstream_file(run_repo: Repo) -> None:
+    """The run's checkpoint (calc.py committed with it, scratch.txt recorded but left uncommitted), then a clean
+    `git rebase` onto an upstream that committed a new file: the checkpoint's base is no longer an ancestor."""
+    run_repo.git("branch", "upstream", "HEAD~2")
+    run_repo.write("calc.py", BROKEN_SUB)
+    run_repo.write("scratch.txt", "the run's own, recorded, never committed\n")
+    run_repo.ok("checkpoint", "--step", "broke sub", "--next", "fix it")
+    run_repo.git("add", "calc.py", ".shift")
+    assert run_repo.run(["git", "commit", "-q", "-m", "broke sub"]).returncode == 0
+    run_repo.git("checkout", "-q", "upstream")
+    run_repo.write("upstream.txt", "committed upstream\n")
+    run_repo.git("add", "upstream.txt")
+    run_repo.git("commit", "-q", "-m", "upstream adds a file")
+    run_repo.git("checkout", "-q", "main")
+    run_repo.git("rebase", "-q", "upstream")
+    assert run_repo.git("merge-base", "--is-ancestor", "upstream", "HEAD", check=False) == ""
+
+
+def test_after_a_rebase_an_upstream_file_is_committed_not_an_edit_and_rollback_keeps_it(run_repo: Repo) -> None:
+    _rebased_onto_an_upstream_file(run_repo)
+    report = run_repo.json("resume", "--no-run", codes=(4,))
+    assert report["changes"]["after_checkpoint"] == [] and report["changes"]["uncommitted"] == [
+        {"path": "scratch.txt", "status": "A", "checkpoint_covers": True}]
+    assert not any("upstream.txt" in r for r in report["reasons"]), report["reasons"]
+    assert any("HEAD moved" in r for r in report["reasons"])  # the rebase itself is still for a person to judge
+    fresh = assess(Store.open(run_repo.path), "demo")  # what the agent hooks say at the end of a turn
+    assert fresh.head_moved and fresh.files == ()
+    assert run_repo.json("rollback", "--yes")["remove"] == [] and _rescue_refs(run_repo) == []
+    assert run_repo.read("upstream.txt") == "committed upstream\n"
+    assert run_repo.read("scratch.txt").startswith("the run's own")
+
+    run_repo.write("calc.py", "# a real edit after the rebase\n")
+    run_repo.write("upstream.txt", "edited too\n")
+    report = run_repo.json("resume", "--no-run", codes=(4,))
+    assert report["changes"]["after_checkpoint"] == ["calc.py", "upstream.txt"]
+    rolled = run_repo.json("rollback", "--yes")
+    assert sorted(rolled["restore"]) == ["calc.py", "upstream.txt"] and rolled["remove"] == []
+    assert run_repo.read("calc.py") == BROKEN_SUB and run_repo.read("upstream.txt") == "committed upstream\n"
+    assert run_repo.git("show", f"{rolled['rescue']}:calc.py") == "# a real edit after the rebase\n"

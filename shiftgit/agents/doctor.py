@@ -116,7 +116,9 @@ def repo_checks(repo: Repo) -> list[Check]:
 
 def git_hooks(repo: Repo, git_install: Any) -> Check:
     folder = git_install.hooks_dir(repo)
-    if _has_pre_commit_entries(repo.root, git_install):
+    text = _read(repo.root / git_install.PRE_COMMIT_CONFIG)
+    problem = git_install.config_problem(text) if text is not None else None
+    if not problem and _has_pre_commit_entries(repo.root, git_install):
         ok = (folder / "pre-commit").is_file()
         return Check("git hooks", ok, "pre-commit framework" + ("" if ok else ": `pre-commit install` not run"),
                      None if ok else git_install.INSTALL_HINT)
@@ -134,6 +136,9 @@ def git_hooks(repo: Repo, git_install: Any) -> Check:
             gone.append(python)
         elif text != git_install.shim(hook, python):
             stale.append(hook)
+    if problem and (gone or stale):  # no plain hooks, and pre-commit itself would refuse to run
+        return Check("git hooks", False, f"{git_install.PRE_COMMIT_CONFIG}: {problem}",
+                     f"make `repos:` in {git_install.PRE_COMMIT_CONFIG} a list; shiftgit init --hooks pre-commit")
     if gone:
         return Check("git hooks", False, f"the interpreter the git hooks call is gone: {gone[0]}",
                      "shiftgit init --hooks git")

@@ -30,6 +30,13 @@ class Finite(click.FloatRange):
         return number
 
 
+class Count(click.IntRange):
+    """A whole number from `min` up to what a 64-bit reader holds (a larger one overflows islice, timedelta, JSON)."""
+
+    def __init__(self, min: int = 1) -> None:
+        super().__init__(min=min, max=plain.INT_MAX)
+
+
 def terminal(text: str) -> str:
     """Human output holding recorded text: line breaks stay, other control characters are shown, never obeyed."""
     from shiftgit import textsafe
@@ -39,7 +46,7 @@ def terminal(text: str) -> str:
 
 def options(table: Sequence[plain.Opt]) -> Callable[[F], F]:
     """The click options of an option table (cli/plain.py), in the table's order."""
-    types = {"int>=0": click.IntRange(min=0), "finite>=0": Finite(min=0), "finite>=0.1": Finite(min=0.1),
+    types = {"int>=0": Count(min=0), "finite>=0": Finite(min=0), "finite>=0.1": Finite(min=0.1),
              "int1-100": click.IntRange(min=1, max=100)}
 
     def decorate(f: F) -> F:

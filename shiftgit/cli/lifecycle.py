@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option, resolve, run_option, terminal
+from shiftgit.cli.common import Count, emit, json_option, resolve, run_option, terminal
 from shiftgit.cli.common import store as _store
 from shiftgit.cli.runs import constraint
 
@@ -79,7 +79,7 @@ def gc_cmd(dry_run: bool, as_json: bool) -> None:
 @click.option("--since", metavar="DATE", help="Only runs updated since DATE.")
 @click.option("--suggest", "template", metavar="NAME", help="Show the template change the clusters suggest.")
 @click.option("--apply", "apply_", is_flag=True, help="With --suggest: write it to .shift/templates/NAME.json.")
-@click.option("--min", "minimum", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--min", "minimum", type=Count(min=1), default=2, show_default=True,
               help="Runs a cluster needs to count as recurring.")
 @json_option
 def insights_cmd(since: str | None, template: str | None, apply_: bool, minimum: int, as_json: bool) -> None:
@@ -121,7 +121,7 @@ def review() -> None:
 @review.command("add")
 @click.argument("words", nargs=-1, required=True, metavar="[RUN] TEXT")
 @click.option("--file", "path", metavar="PATH", help="The file the feedback is about.")
-@click.option("--line", type=click.IntRange(min=1), help="The line in --file.")
+@click.option("--line", type=Count(min=1), help="The line in --file.")
 @click.option("--by", help="Who gives the feedback.")
 @json_option
 def review_add(words: tuple[str, ...], path: str | None, line: int | None, by: str | None, as_json: bool) -> None:

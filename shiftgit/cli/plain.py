@@ -44,12 +44,16 @@ class Opt(NamedTuple):
     show_default: bool = False
 
 
+INT_MAX = 2**63 - 1  # the largest count any option takes: what a 64-bit reader of the JSON (and islice) holds
+
+
 def _at_least(number: type, low: float) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         import math
 
         value = number(text)  # what click's IntRange / FloatRange call first
-        if value < low or (isinstance(value, float) and not math.isfinite(value)):
+        if value < low or (isinstance(value, float) and not math.isfinite(value)) or (
+                isinstance(value, int) and value > INT_MAX):
             raise ValueError(text)
         return value
     return convert

@@ -75,7 +75,7 @@ def log(limit: int | None, milestones: bool, as_json: bool) -> Output:
     else:
         out = timeline.text(store, limit, refs, listing)
     hint = fetchstate.sync_hint(store.repo, noted=NOTES_REF in refs)
-    return Output(out, [f"shiftgit: {hint}"] if hint else [])
+    return Output(out, [f"shiftgit: {line}" for line in store.skipped_runs()] + ([f"shiftgit: {hint}"] if hint else []))
 
 
 def open_store() -> Store:
@@ -113,7 +113,8 @@ def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -
     from shiftgit import textsafe
     from shiftgit.recovery import resume as core
 
-    before = [f"shiftgit: {report['picked']}"] if report.get("picked") else []
+    before = [f"shiftgit: {line}" for line in report.get("skipped") or ()]
+    before += [f"shiftgit: {report['picked']}"] if report.get("picked") else []
     if report.get("take_over"):
         before.append(f"shiftgit: {_taken_text(report['take_over'])}")
     if report.get("adopt"):
@@ -178,7 +179,7 @@ def _plain(args: list[str]) -> Any:
         if rest in ([], ["--json"]):
             return lambda: log(None, False, bool(rest))
         if rest[:1] == ["-n"] and len(rest) in (2, 3) and rest[1].isascii() and rest[1].isdigit() \
-                and int(rest[1]) >= 1 and rest[2:] in ([], ["--json"]):
+                and 1 <= int(rest[1]) <= sys.maxsize and rest[2:] in ([], ["--json"]):
             return lambda: log(int(rest[1]), False, len(rest) == 3)
     if name == "resume" and "--no-run" in flags and flags <= {"--no-run", "--json"} and len(words) <= 1 \
             and len(rest) == len(set(rest)):

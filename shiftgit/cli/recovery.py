@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from shiftgit.cli import writes
-from shiftgit.cli.common import emit, json_option, options, resolve
+from shiftgit.cli.common import Count, emit, json_option, options, resolve
 from shiftgit.cli.common import store as _store
 
 verbose_option = options([writes.VERIFY[3]])  # -v, --verbose
@@ -92,7 +92,7 @@ def _saved_context(store: Any, run: str) -> tuple[dict[str, Any] | None, str]:
 
 @click.command("rollback")
 @click.argument("args", metavar="[RUN] [-- PATHS]...", nargs=-1)
-@click.option("--to", "to_seq", type=click.IntRange(min=1), metavar="N", help="Go back to checkpoint #N.")
+@click.option("--to", "to_seq", type=Count(min=1), metavar="N", help="Go back to checkpoint #N.")
 @click.option("--last-green", "last_green", is_flag=True,
               help="Go back to the latest checkpoint whose checks all passed on its own tree.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")

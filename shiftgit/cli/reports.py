@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shiftgit.cli.common import emit, json_option, resolve, terminal
+from shiftgit.cli.common import Count, emit, json_option, resolve, terminal
 from shiftgit.cli.common import store as _store
 
 # -- status / show / validate ---------------------------------------------------------------
@@ -79,7 +79,7 @@ def validate(run_ids: tuple[str, ...], as_json: bool) -> None:
 # -- log (issue 3: git-native handoffs) ------------------------------------------------------
 
 @click.command("log")
-@click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N checkpoints.")
+@click.option("-n", "--max-count", "limit", type=Count(min=1), help="Show at most N checkpoints.")
 @click.option("--milestones", is_flag=True, help="Only checkpoints recorded with --milestone.")
 @json_option
 def log_command(limit: int | None, milestones: bool, as_json: bool) -> None:

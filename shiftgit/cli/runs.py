@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from shiftgit.cli import writes
-from shiftgit.cli.common import Finite, emit, json_option, options, resolve, run_option
+from shiftgit.cli.common import Count, Finite, emit, json_option, options, resolve, run_option
 from shiftgit.cli.common import store as _store
 
 # -- start ----------------------------------------------------------------------------------
@@ -21,7 +21,7 @@ from shiftgit.cli.common import store as _store
               help="Fill the contract from .shift/templates/NAME.json; refused if a field it requires stays empty.")
 @click.option("--owner", help="Who runs it (agent or person).")
 @click.option("--time-budget", "minutes", type=Finite(min=0), help="Wall-clock minutes.")
-@click.option("--token-budget", "tokens", type=click.IntRange(min=0), help="Model tokens.")
+@click.option("--token-budget", "tokens", type=Count(min=0), help="Model tokens.")
 @click.option("--cost-budget", "cost", type=Finite(min=0), help="Money.")
 @click.option("--allow", multiple=True, help="An effect kind the run may cause (repeatable).")
 @click.option("--forbid", multiple=True, help="An effect kind the run must never cause (repeatable).")
@@ -185,7 +185,7 @@ def constraint_lift(which: str, reason: str, run: str | None, as_json: bool) -> 
 @click.option("--stop-when", "stop_when")
 @click.option("--owner")
 @click.option("--time-budget", "time_budget", type=Finite(min=0))
-@click.option("--token-budget", "token_budget", type=click.IntRange(min=0))
+@click.option("--token-budget", "token_budget", type=Count(min=0))
 @click.option("--cost-budget", "cost_budget", type=Finite(min=0))
 @click.option("--allow", multiple=True, help="Replaces the allowed effect kinds.")
 @click.option("--forbid", multiple=True, help="Replaces the forbidden effect kinds.")

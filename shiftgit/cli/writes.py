@@ -125,7 +125,10 @@ def check(echo: Echo, run: str | None, name: str | None, covers: tuple[str, ...]
              *(f"  failing: {test}" for test in record.failing[:10])]
     lines += [f"  output kept: `shiftgit output {record.id}` ({record.output_bytes} bytes)"] * bool(record.output_blob)
     lines += [f"shiftgit: warning: {line}" for line in checks.overrun(store, run_id)]
-    emit(echo, {"run": run_id, "check": record.to_dict()}) if as_json else echo("\n".join(lines), err=True)
+    held = checks.uncleared(store, run_id, record)
+    lines += [f"shiftgit: still failing: {held}"] * bool(held)
+    result = {"run": run_id, "check": record.to_dict(), **({"still_failing": held} if held else {})}
+    emit(echo, result) if as_json else echo("\n".join(lines), err=True)
     return 124 if record.exit_code is None else record.exit_code
 
 

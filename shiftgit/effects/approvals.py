@@ -112,6 +112,14 @@ def grant(store: Store, run: str, key: str, by: str, expires_in: float | None = 
     return _decide(store, run, key, by, "granted", None, expires_in)
 
 
+def _expiry(now: dt.datetime, minutes: float) -> str:
+    try:
+        return now_iso(now + dt.timedelta(minutes=minutes))
+    except OverflowError:  # past the year 9999: no date holds it
+        raise UsageError(f"--expires-in {minutes:g} minutes ends after the year 9999; give fewer minutes "
+                         "(e.g. --expires-in 1440 for a day); nothing was written") from None
+
+
 def deny(store: Store, run: str, key: str, by: str, reason: str,
          environ: Mapping[str, str] | None = None) -> Approval:
     """A human denies a request, or revokes a grant."""
@@ -133,7 +141,7 @@ def _decide(store: Store, run: str, key: str, by: str, state: str, reason: str |
             raise UsageError(_no_request(run, key, current))
         now = dt.datetime.now(dt.timezone.utc)
         at = now_iso(now)
-        expires = now_iso(now + dt.timedelta(minutes=expires_in)) if expires_in else None
+        expires = _expiry(now, expires_in) if expires_in else None
         new = replace(old, state=state, by=by, decided_at=at, expires_at=expires, decision_reason=reason)
         made.append(new)
         return _put(ledger, new, at)

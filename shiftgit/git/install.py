@@ -250,6 +250,51 @@ def _has_our_hooks(text: str) -> bool:
     except yaml.YAMLError:
         return False
     repos = document.get("repos") if isinstance(document, dict) else None
-    ids = {hook.get("id") for entry in repos or [] if isinstance(entry, dict)
-           for hook in entry.get("hooks") or [] if isinstance(hook, dict)}
+    ids = {hook.get("id") for entry in _listed(repos) if isinstance(entry, dict)
+           for hook in _listed(entry.get("hooks")) if isinstance(hook, dict)}
     return set(HOOK_IDS.values()) <= ids
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def config_problem(text: str) -> str | None:
+    """Why pre-commit could not read `.pre-commit-config.yaml` as TEXT (`repos` not a list, not YAML); None if it can.
+    An empty file, or one without `repos:`, is left to the append (which says what to add when it cannot)."""
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - pre-commit (a dependency) brings PyYAML
+        return None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return "it is not valid YAML" + (f" (line {mark.line + 1})" if mark is not None else "")
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        return f"it holds {_kind(document)}, not a mapping with a `repos:` list"
+    repos = document.get("repos")
+    if repos is not None and not isinstance(repos, list):
+        return f"its `repos:` is {_kind(repos)}, not a list"
+    bad = [i for i, entry in enumerate(repos or []) if not isinstance(entry, dict)
+           or not isinstance(entry.get("hooks", []), list)]
+    return f"its `repos:` entry #{bad[0] + 1} is not a repo with a `hooks:` list" if bad else None
+
+
+def _kind(value: object) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+
+
+def check_config(repo: Repo) -> None:
+    """Refuse (before `init` writes anything) a `.pre-commit-config.yaml` pre-commit could not read."""
+    path = repo.root / PRE_COMMIT_CONFIG
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() and not path.is_symlink() else None
+    except (OSError, UnicodeDecodeError):
+        text = None
+    problem = config_problem(text) if text is not None else None
+    if problem:
+        raise UsageError(f"{PRE_COMMIT_CONFIG}: {problem}; make it a mapping whose `repos:` is a list (e.g. `repos: "
+                         "[]`), then run `shiftgit init --hooks pre-commit` again; nothing was written")

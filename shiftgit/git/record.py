@@ -115,7 +115,7 @@ def _rebuild(repo: Repo, point: Checkpoint) -> str | None:
     tmp = repo.private(f"index.rebuild.{os.getpid()}.tmp")
     env = clean_env(GIT_INDEX_FILE=str(tmp))
     paths = [f.path for f in point.files if f.id is not None and f.status != "D"]
-    at_head, at_base = _entries_at(repo, repo.head(), paths), _entries_at(repo, point.base, paths)
+    at_head, at_base = entries_at(repo, repo.head(), paths), entries_at(repo, point.base, paths)
     known = {p: at_head.get(p, []) + at_base.get(p, []) for p in paths}
     lines = []
     for f in point.files:
@@ -138,7 +138,7 @@ def _base_mode(entries: list[tuple[str, str]]) -> str:
     return entries[0][0] if entries else "100644"
 
 
-def _entries_at(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, list[tuple[str, str]]]:
+def entries_at(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, list[tuple[str, str]]]:
     """path -> [(mode, blob)] in `commit`, for the given paths (one git call)."""
     if commit is None or not paths:
         return {}

@@ -16,6 +16,10 @@ NOTES_CONFIG = (
 def init(store: Store, *, hooks: str) -> list[str]:
     """Create `.shift/`, configure git for this repo only, install git hooks. Idempotent."""
     lines = []
+    if hooks == "pre-commit":  # a config pre-commit cannot read is refused before anything is written
+        from shiftgit.git import install
+
+        install.check_config(store.repo)
     created = store.init()
     configure_git(store)
     lines.append("set repo-local git config for refs/notes/shift (notes) and refs/notes/shift-data (records)")

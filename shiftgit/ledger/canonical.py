@@ -27,6 +27,12 @@ def is_run_id(text: str) -> bool:
     return 0 < len(text) <= 64 and text[0] in _ALNUM and _RUN_CHARS.issuperset(text)
 
 
+def is_ref_name(run: str) -> bool:
+    """A run id git can name a ref with (`refs/shift/*/<run>`, git check-ref-format): no `..`, no ending in `.`
+    or `.lock`. Runs are listed only under such names: a directory named otherwise is skipped and named."""
+    return is_run_id(run) and ".." not in run and not run.endswith((".", ".lock"))
+
+
 def canonical_bytes(document: Mapping[str, Any]) -> bytes:
     """Sorted keys, two-space indent, UTF-8, trailing newline: same content, same blob."""
     return (canonical_text(document) + "\n").encode("utf-8")

@@ -105,6 +105,11 @@ class Store:
             return sorted(e.name for e in entries
                           if _RUN_ID.match(e.name) and os.path.isfile(os.path.join(e.path, "ledger.json")))
 
+    def skipped_runs(self) -> list[str]:
+        """A line per dir in `.shift/runs/` named as no run may be (`a..b`): lists skip it; status/resume/log say so."""
+        from shiftgit.ledger.runids import skipped_lines
+        return skipped_lines(str(self.inside("runs")), self.rel(self.inside("runs")))
+
     # -- config ----------------------------------------------------------------------------
     def read_config(self) -> dict[str, Any]:
         """The settings over the defaults; schema-checked unless these bytes were checked before here."""

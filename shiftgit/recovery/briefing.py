@@ -12,39 +12,22 @@ their oldest lines first, history and decisions before evidence and the latest s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from shiftgit import textsafe
 from shiftgit.git.record import Provenance
 from shiftgit.ledger.checkstates import check_states
-from shiftgit.ledger.model import Check, Checkpoint, Ledger
+from shiftgit.ledger.model import Check, Checkpoint, Constraint, Ledger
+from shiftgit.recovery.bounded import MORE as MORE  # re-exported: the briefing's "+N more" line
+from shiftgit.recovery.bounded import Section, render, trim
 from shiftgit.runs.reviews import review_lines
 
 LIMIT = 9500
 LINE_CAP = 240        # characters of quoted text per line in trimmable sections
 SHORT_CAP = 160       # ... in the long-list sections (done, history)
 ESSENTIAL_CAP = 1500  # characters of the goal, the stop condition, the next action, each constraint
+PARTIAL_CAP = 100     # ... of each constraint listed when not all of them fit (thousands of them)
 FAILING_SHOWN = 10
-MORE = "(+{n} more not shown; `shiftgit show {run} --markdown` has them)"
-
-
-@dataclass
-class Section:
-    title: str
-    lines: list[str]
-    keep: int = 0           # lines kept in the first trimming pass
-    empty: str = "none"     # shown when the section has nothing
-    omitted: int = field(default=0)
-    more: str = MORE        # what the "+N more" line says
-
-    def render(self, run: str) -> list[str]:
-        body = [f"- {line}" for line in self.lines]
-        if self.omitted:
-            body.append("- " + self.more.format(n=self.omitted, run=run))
-        return [f"{self.title}:", *body] if body else [f"{self.title}: {self.empty}"]
-
-
 def quote(text: str | None, cap: int = LINE_CAP) -> str:
     """Recorded text as one quoted value: quotes, line breaks and control characters escaped, cut to `cap`.
 
@@ -202,7 +185,8 @@ def _verify_first(ledger: Ledger, rerun: bool | None) -> list[str]:
 
 
 def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, reasons: Sequence[str],
-          constraint_cap: int, rerun: bool | None = None) -> list[str]:
+          constraint_cap: int, rerun: bool | None = None, listed: Sequence[str] | None = None) -> list[str]:
+    """The head; `listed`: the constraint lines (default: every active one, cut at `constraint_cap`)."""
     contract = ledger.contract
     lines = [f"shiftgit briefing for run {textsafe.one_line(ledger.run)} (status: {quote(ledger.status)})"]
     if decision:
@@ -215,8 +199,10 @@ def _head(ledger: Ledger, where: str, prov: Provenance, decision: str | None, re
     lines.append(f"Goal: {quote(contract.goal, ESSENTIAL_CAP)}")
     lines.append(f"Stop condition: {quote(contract.stop_when, ESSENTIAL_CAP)}")
     active = ledger.active_constraints()
-    lines.append(f"Active constraints ({len(active)}, all listed):" if active else "Active constraints: none")
-    lines += [f"- {quote(c.text, constraint_cap)} [{textsafe.one_line(c.id)}]" for c in active]
+    listed = _constraint_lines(active, constraint_cap) if listed is None else listed
+    every = "all listed" if len(listed) == len(active) else f"the first {len(listed) - 1} listed"  # + the more line
+    lines.append(f"Active constraints ({len(active)}, {every}):" if active else "Active constraints: none")
+    lines += listed
     point = ledger.checkpoint
     nxt = point.next if point else None
     lines.append(f"Next action: {quote(nxt.action, ESSENTIAL_CAP)}" if nxt and nxt.action
@@ -246,54 +232,46 @@ def build_briefing(ledger: Ledger, where: str, provenance: Provenance, *, decisi
         del sections[name].lines[cap:]
         sections[name].omitted += len(extra)
     head = _head(ledger, where, provenance, decision, reasons, ESSENTIAL_CAP, rerun)
-    text = _render(head, sections, ledger.run)
+    text = render(head, sections, ORDER, ledger.run)
     for floor in (True, False):
-        text = _trim(head, sections, ledger.run, limit, floor, text)
+        text = trim(head, sections, ORDER, TRIM_ORDER, ledger.run, limit, floor) if len(text) > limit else text
     if len(text) > limit:  # the essential part alone is too long: shorten each constraint evenly
         text = _squeeze(ledger, where, provenance, decision, reasons, sections, limit, rerun)
     return text
 
 
-def _trim(head: list[str], sections: Mapping[str, Section], run: str, limit: int, floor: bool, text: str) -> str:
-    """Drop the oldest line of each section in turn (least important first) until the text fits."""
-    while len(text) > limit:
-        trimmed = False
-        for name in TRIM_ORDER:
-            section = sections[name]
-            if len(text) > limit and len(section.lines) > (section.keep if floor else 0):
-                section.lines.pop()
-                section.omitted += 1
-                trimmed = True
-                text = _render(head, sections, run)
-        if not trimmed:
-            break
-    return text
-
-
-def _render(head: list[str], sections: Mapping[str, Section], run: str, limit: int | None = None) -> str:
-    """shiftgit's own lines (title, decision, provenance), then the record in one fence, within `limit`."""
-    split = next((i + 1 for i, line in enumerate(head) if line.startswith("Source: ")), 0)
-    body = head[split:]
-    for name in ORDER:
-        body += sections[name].render(run)
-    text = _fenced(head[:split], body)
-    while limit is not None and len(text) > limit and body:
-        body = body[:-2] + ["…"] if len(body) > 1 and body[-1] == "…" else body[:-1] + ["…"]
-        text = _fenced(head[:split], body)
-    return text
-
-
-def _fenced(own: list[str], body: list[str]) -> str:
-    return "\n".join([*own, *textsafe.fence(body, "shiftgit-record")]) + "\n"
-
-
 def _squeeze(ledger: Ledger, where: str, provenance: Provenance, decision: str | None, reasons: Sequence[str],
              sections: Mapping[str, Section], limit: int, rerun: bool | None = None) -> str:
-    rest = len(_render([], sections, ledger.run))
+    """The essential part alone is too long: each constraint shortened evenly; when even the shortest lines of all
+    of them cannot fit, the first ones that fit (PARTIAL_CAP each), and a line saying how many more and where."""
+    rest = len(render([], sections, ORDER, ledger.run))
+    active = ledger.active_constraints()
     fixed = len("\n".join(_head(ledger, where, provenance, decision, reasons, 0, rerun)))
-    count = max(len(ledger.active_constraints()), 1)
-    cap = max((limit - rest - fixed - 2) // count, 8)
-    return _render(_head(ledger, where, provenance, decision, reasons, cap, rerun), sections, ledger.run, limit)
+    cap = max((limit - rest - fixed - 2) // max(len(active), 1), 8)
+    head = _head(ledger, where, provenance, decision, reasons, cap, rerun)
+    if len("\n".join(head)) + rest + 2 > limit:  # fewer constraints, each readable, rather than all unreadable
+        more = _more_constraints(ledger.run, len(active))
+        room = limit - rest - len("\n".join(_head(ledger, where, provenance, decision, reasons, 0, rerun, [more])))
+        lines = _first_constraints(ledger.run, _constraint_lines(active, PARTIAL_CAP), room - len(more) - 3)
+        head = _head(ledger, where, provenance, decision, reasons, cap, rerun, lines)
+    return render(head, sections, ORDER, ledger.run, limit)
+
+
+def _constraint_lines(active: Sequence[Constraint], cap: int) -> list[str]:
+    return [f"- {quote(c.text, cap)} [{textsafe.one_line(c.id)}]" for c in active]
+
+
+def _first_constraints(run: str, lines: list[str], room: int) -> list[str]:
+    kept = 0
+    while kept < len(lines) and len(lines[kept]) + 1 <= room:
+        room -= len(lines[kept]) + 1
+        kept += 1
+    return lines if kept == len(lines) else [*lines[:kept], _more_constraints(run, len(lines) - kept)]
+
+
+def _more_constraints(run: str, n: int) -> str:
+    return (f"- (+{n} more active constraint(s) not shown: the briefing is bounded; `shiftgit show "
+            f"{textsafe.one_line(run)} --json` lists every one)")
 
 
 # -- what changed, what fails, where the record comes from (issue 10) ------------------------------
@@ -332,12 +310,12 @@ def change_lines(changes: Mapping[str, Any]) -> list[str]:
 
 def failing_line(check: Mapping[str, Any]) -> str:
     ids = [_name(test) for test in check.get("failing") or ()]
-    shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" if len(ids) > FAILING_SHOWN
-                                              else "")
+    shown = ", ".join(ids[:FAILING_SHOWN]) + (f" (+{len(ids) - FAILING_SHOWN} more)" * (len(ids) > FAILING_SHOWN))
     state = f" [{_name(check['state'])}]" if check.get("state") else ""
     since = " (since the checkpoint)" if check.get("pending") else ""
     return (f"{_name(check['name'])}{state}: exit {_name(check.get('exit_code'))}"
-            + (f"; failing: {shown}" if shown else "") + since)
+            + (f"; failing: {shown}" if shown else "") + since
+            + "; a later pass of a narrower command did not clear it" * bool(check.get("not_cleared_by")))
 
 
 def _name(value: object) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from shiftgit import textsafe
+from shiftgit.git import headview
 from shiftgit.git.headref import head as read_head
-from shiftgit.git.record import Checkpoint, diff_files, edits_since, head_state
+from shiftgit.git.record import Checkpoint, diff_files, head_state
 from shiftgit.git.worktreecache import tree as worktree_tree
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
@@ -136,12 +137,12 @@ def _assess(store: Store, run: str, point: Point | None, pending: int) -> Freshn
     tree = worktree_tree(repo, point.tree if point else None)  # one git process when nothing changed since the last
     # hook (git/worktreecache.py); when it writes a tree, the diff against the checkpoint's runs beside it
     if point is None:
-        files = tuple(entry.path for entry in diff_files(repo, head, tree))
-    elif point.tree == tree:
-        files = ()
-    else:  # edits_since rebuilds the checkpoint's tree in a clone that lacks it; None: cannot tell
-        files = tuple(entry.path for entry in edits_since(repo, point, tree) or ())
-    moved = point is not None and not head_state(repo, point, store.rel(store.ledger_path(run)), head).matches
+        files, moved = tuple(entry.path for entry in diff_files(repo, head, tree)), False
+    else:  # once HEAD moved, against HEAD plus the run's recorded changes (git/headview.py); None: cannot tell
+        state = head_state(repo, point, store.rel(store.ledger_path(run)), head)
+        moved = not state.matches
+        files = () if point.tree == tree and not moved else \
+            tuple(entry.path for entry in headview.edits(repo, point, tree, state) or ())
     return Freshness(run=run, checkpoint_id=point.id if point else None, seq=point.seq if point else None,
                      head=head, base=point.base if point else None, tree=tree, files=files,
                      head_moved=moved, pending_checks=pending, auto=point.auto if point else None,

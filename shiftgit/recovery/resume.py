@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
 from shiftgit.errors import LedgerError
-from shiftgit.git import record, sources
+from shiftgit.git import headview, record, sources
 from shiftgit.ledger.checkstates import check_states
 from shiftgit.ledger.checkstates import failing as failing_states
 from shiftgit.ledger.discovery import Pick, discover
@@ -48,6 +48,7 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
     extra = {"take_over": taken, "picked": pick.note or None, "adopt": adopted, "effects_brought": brought or None}
     report.update({key: value for key, value in extra.items() if value is not None})
+    report["skipped"] = store.skipped_runs()  # run dirs under names no run may have: named, never read
     if report["decision"] != "finished":
         activate(store, pick.run)
     return report
@@ -221,7 +222,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     if point is not None:
         state = record.head_state(repo, point, rel, head)
         escalate += _head_reason(repo, state, point)
-        edits = record.edits_since(repo, point, worktree)
+        edits = headview.edits(repo, point, worktree, state)
         if edits is None:
             escalate.append(f"the content of checkpoint #{point.seq} is not in this clone: edits made after it "
                             "cannot be told apart")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftgit.errors import UsageError
-from shiftgit.git import record, secretscan
+from shiftgit.errors import ShiftError, UsageError
+from shiftgit.git import headview, record, secretscan
 from shiftgit.ledger import written
 from shiftgit.ledger.model import Checkpoint
 from shiftgit.ledger.store import Store
@@ -65,7 +65,8 @@ def plan_checkpoint(store: Store, run: str, point: Checkpoint, paths: tuple[str,
     """What restoring `point`'s snapshot would do (rollback; `resume --adopt` for a published checkpoint);
     with `paths`, only the files at or under those paths (the rest of the work tree stays as it is)."""
     repo = store.repo
-    target = _target_tree(repo, point, run)
+    moved = _moved_head(store, run, point)
+    target = _target_tree(repo, point, run, moved)
     current = repo.worktree_tree()
     held_now = secretscan.withheld(repo, repo.head(), current)
     changes, withheld = _leave_withheld(_only(_diff(repo, current, target), paths), point, held_now)
@@ -74,7 +75,8 @@ def plan_checkpoint(store: Store, run: str, point: Checkpoint, paths: tuple[str,
         _check_path(repo.root, change, removed)
     _check_conflicts(repo.root, changes)
     _check_blobs(repo, run, point.seq, changes)
-    snapshot = point.snapshot if record.has_object(repo, point.snapshot, "commit") else None
+    # once HEAD moved, the snapshot holds none of what the new commits brought: the rescue's parent is HEAD
+    snapshot = point.snapshot if moved is None and record.has_object(repo, point.snapshot, "commit") else None
     return Plan(run, point.seq, target, current, changes, snapshot, withheld)
 
 
@@ -111,8 +113,23 @@ def _leave_withheld(changes: list[Change], point: Checkpoint, held_now: list[sec
     return tuple(kept), tuple(left)
 
 
-def _target_tree(repo: Repo, point: Checkpoint, run: str) -> str:
-    tree = record.checkpoint_tree(repo, point)
+def _moved_head(store: Store, run: str, point: Checkpoint) -> record.HeadState | None:
+    """How HEAD moved away from the run's latest checkpoint `point` (a rebase, a commit without a handoff); None
+    when the record matches HEAD, or `point` is an earlier checkpoint (`--to N`) or a published one (`--adopt`)."""
+    try:
+        latest = store.read(run).checkpoint if store.exists(run) else None
+    except ShiftError:
+        return None
+    if latest is None or latest.id != point.id:
+        return None
+    state = record.head_state(store.repo, point, store.rel(store.ledger_path(run)))
+    return None if state.matches else state
+
+
+def _target_tree(repo: Repo, point: Checkpoint, run: str, moved: record.HeadState | None) -> str:
+    """The checkpoint's tree; once HEAD moved, HEAD's tree plus the run's recorded changes (git/headview.py): a
+    file the new commits brought is committed, not an edit rollback removes."""
+    tree = record.checkpoint_tree(repo, point) if moved is None else headview.expected_tree(repo, point, moved)
     if tree is None:
         raise UsageError(f"the content of checkpoint #{point.seq} of run {run!r} is not in this clone; fetch it "
                          "with `shiftgit sync`, then run rollback again")

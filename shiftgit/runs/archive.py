@@ -85,18 +85,19 @@ class Filters(NamedTuple):
     archived: bool = False  # include the archived runs
 
 
-def parse_since(text: str | None) -> str | None:
-    """`--since 2026-11-01` (or a full ISO time) -> a comparable UTC ISO string; bad input refused."""
+def parse_since(text: str | None, flag: str = "--since") -> str | None:
+    """`--since 2026-11-01` (or a full ISO time) -> a comparable UTC ISO string; bad input refused (FLAG: the
+    option it came from, for the message)."""
     if text is None:
         return None
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--since {text!r} is not a date; give YYYY-MM-DD or an ISO time, e.g. --since "
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.timezone.utc)
+        return when.astimezone(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (ValueError, OverflowError):  # OverflowError: a time zone that moves it out of years 1-9999
+        raise UsageError(f"{flag} {text!r} is not a date; give YYYY-MM-DD or an ISO time, e.g. {flag} "
                          "2026-11-01") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return when.astimezone(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def documents(store: Store, *, archived: bool = True) -> list[tuple[dict[str, Any], bool]]:

@@ -82,6 +82,16 @@ def check(store: Store, run: str, spec: CheckInput, *, echo: BinaryIO | None = N
     return record
 
 
+def uncleared(store: Store, run: str, record: Check) -> str | None:
+    """Why `record` (just run) does not clear an earlier failure of its name: a narrower command (checkstates.py)."""
+    from shiftgit.ledger.checkstates import check_states
+
+    if record.exit_code != 0 or record.failing:
+        return None
+    return next((str(e["why"]) for e in check_states(store.read(run)) if e["name"] == record.name and e.get("why")),
+                None)
+
+
 def _run(store: Store, run: str, check_id: str, spec: CheckInput, workdir: Path,
          echo: BinaryIO | None) -> tuple[evidence.Result, str | None]:
     """Run the command; with keep_output, its whole output is spooled, redacted and kept (the blob id)."""

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from shiftgit.errors import Fenced, GitError, ShiftError
+from shiftgit.errors import Fenced, GitError, ShiftError, UsageError
 from shiftgit.git import fence, ledgerref
 from shiftgit.ledger.store import Store
 from shiftgit.procs import clone_id, hostname, module_argv
@@ -30,6 +30,8 @@ from shiftgit.repo import clean_env
 
 DEFAULT_MINUTES = 30.0
 FETCH_SECONDS = 3.0
+MOST_MINUTES = 60 * 24 * 366 * 100.0  # a lease of a hundred years is as good as none
+MOST_SECONDS = 3600.0
 PUBLISH_SECONDS = 30
 TAKE_TRIES = 5
 SESSION_VARS = ("SHIFT_SESSION", "CLAUDE_SESSION_ID", "CODEX_SESSION_ID", "GEMINI_SESSION_ID")
@@ -66,11 +68,17 @@ def settings(store: Store) -> tuple[float, float]:
         config = None
     config = config if isinstance(config, Mapping) else {}
 
-    def number(key: str, default: float) -> float:
+    def number(key: str, default: float, most: float) -> float:
         value = config.get(key)
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else default
+        if not (isinstance(value, int | float) and not isinstance(value, bool) and value > 0):
+            return default
+        if not value <= most:  # NaN too: a lease that ends past the year 9999 overflows every write's date
+            raise UsageError(f"{store.rel(store.inside('config.json'))}: \"lease\": {{\"{key}\": {value!r}}} is "
+                             f"too large; give at most {most:.0f} (or drop it for the default {default:g}), then run "
+                             "the command again")
+        return float(value)
 
-    return number("minutes", DEFAULT_MINUTES), number("fetch_seconds", FETCH_SECONDS)
+    return number("minutes", DEFAULT_MINUTES, MOST_MINUTES), number("fetch_seconds", FETCH_SECONDS, MOST_SECONDS)
 
 
 def _time(text: Any) -> dt.datetime | None:

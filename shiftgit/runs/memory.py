@@ -63,7 +63,7 @@ def promote(store: Store, which: str, by: str | None, until: str | None = None,
         raise UsageError("nothing enters memory without a named approver: add --by WHO; nothing was written")
     from shiftgit.runs.archive import parse_since  # archive loads shutil and the renderer: a write needs it
 
-    expires = parse_since(until) if until else None
+    expires = parse_since(until, "--until") if until else None
     if expires is not None and expires <= now_iso():
         raise UsageError(f"--until {until} is already past; give a future date; nothing was written")
     origin, constraint = _find(store, which, run)

@@ -45,12 +45,13 @@ def status_report(store: Store) -> dict[str, Any]:
         runs.append({**row(document), **_newest(run, found, pick)})
     runs += _archived(store, {r["id"] for r in runs}) if ARCHIVE_REF in refs else []
     noted = NOTES_REF in refs
+    skipped = {"skipped": store.skipped_runs()}  # run directories under names no run may have: named, not read
     try:
         store.active_run()  # an unreadable pointer is reported, never taken for "no active run"
     except ShiftError as exc:
         return {"active": None, "active_error": textsafe.one_line(str(exc), 600), "runs": runs,
-                **_takeover(store, noted)}
-    return {"active": _active(store), "runs": runs, **_takeover(store, noted)}
+                **_takeover(store, noted), **skipped}
+    return {"active": _active(store), "runs": runs, **_takeover(store, noted), **skipped}
 
 
 def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
@@ -79,7 +80,7 @@ def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
 def errors(report: dict[str, Any]) -> list[str]:
     """One line per thing status could not read: a run's ledger (`RUN: why`), the active-run pointer."""
     found = [f"{run['id']}: {run['error']}" for run in report["runs"] if run.get("error")]
-    return found + ([report["active_error"]] if report.get("active_error") else [])
+    return found + ([report["active_error"]] if report.get("active_error") else []) + list(report.get("skipped") or [])
 
 
 def exit_code(report: dict[str, Any]) -> int:
