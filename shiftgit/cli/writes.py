@@ -156,6 +156,7 @@ def effect_run(echo: Echo, run: str | None, as_json: bool, quiet: bool, command:
     run_id = resolve(echo, store, run)
     from shiftgit.runs.lease import guard
 
+    effects.validate_input(spec)  # bad input takes no lease and reads no other clone's record
     ticket = guard(store, run_id)  # a fenced process never starts an effect (exit 4)
     from shiftgit.runs import foreign
 

@@ -52,19 +52,19 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
     if not unseen:
         return []
     commits = _walk(store, unseen, seen)
-    found = _records(store, commits, store.read(run))
+    here = store.read(run)
+    found = {key: record for key, record in _records(store, commits, here).items() if _further(record[0], here)}
     lines: list[str] = []
-    if found:
+    if found:  # else nothing is written (a write would also renew the lease)
         from shiftgit.effects.approvals import now_iso
         from shiftgit.effects.runner import put
 
         def change(ledger: Ledger) -> Ledger:
             lines.clear()
             for effect, where in found.values():
-                mine = ledger.effect(effect.key)
-                if mine is not None and _rank(mine) >= _rank(effect):
+                if not _further(effect, ledger):  # re-checked under the lock
                     continue
-                ledger = put(ledger, _brought(effect, mine, where), now_iso())
+                ledger = put(ledger, _brought(effect, ledger.effect(effect.key), where), now_iso())
                 state = effect.state if effect.state != "attempted" else "attempted there, outcome unknown here"
                 lines.append(f"effect {textsafe.quote(effect.key)}: {state} (recorded {where})")
             return ledger
@@ -183,6 +183,12 @@ def _hosts(store: Store, commits: list[str]) -> dict[str, str]:
     out = store.repo.git("log", "--no-walk=unsorted", "--format=%H %(trailers:key=Shift-Host,valueonly,separator=)",
                          *commits, check=False)
     return {line[:line.find(" ")]: line[line.find(" ") + 1:].strip() for line in out.splitlines() if " " in line}
+
+
+def _further(effect: Effect, ledger: Ledger) -> bool:
+    """EFFECT is further along than LEDGER's record of its key (or LEDGER has none)."""
+    mine = ledger.effect(effect.key)
+    return mine is None or _rank(effect) > _rank(mine)
 
 
 def _rank(effect: Effect) -> tuple[int, str]:
