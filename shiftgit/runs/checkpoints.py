@@ -179,7 +179,8 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int, gue
         from shiftgit.git.shiftrefs import commit_directly
 
         parents = list(dict.fromkeys(p for p in (head, guess) if p))
-        made = commit_directly(store.repo, by, ref, [], tree, parents, message.encode() + b"\n", guess, reflog)
+        made = commit_directly(store.repo, by, ref, [], tree, parents, message.encode() + b"\n", guess, reflog,
+                               in_files=True)
         if made is not None:
             return made
     for attempt in range(SNAPSHOT_RETRIES + 1):
