@@ -166,7 +166,13 @@ def publish(store: Store, run: str, by: Writer | None = None, tip: Claim | None 
 
 
 def _head_and_branch(repo: Repo) -> tuple[str | None, str | None]:
-    """`repo.head()` and `repo.branch()` in one git process (a git process is most of a small checkpoint)."""
+    """`repo.head()` and `repo.branch()` from the git dir's files (git/headref.py), else in one git process (a git
+    process is most of a small checkpoint)."""
+    from shiftgit.git import headref
+
+    found = headref.head_and_branch(str(repo.git_dir), str(repo.common_dir))
+    if not isinstance(found, str):  # not ASK_GIT
+        return found
     out = repo.git("rev-parse", "HEAD^{commit}", "--abbrev-ref", "HEAD", check=False).split()
     if len(out) == 2 and len(out[0]) in (40, 64) and not out[0].startswith("HEAD"):
         return out[0], None if out[1] == "HEAD" else out[1]  # `HEAD`: detached
