@@ -137,8 +137,13 @@ def hook_main(args: list[str]) -> NoReturn:
 
         waiter.ENABLED = True  # the shim's post-commit wakes what the gate leaves waiting
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
-            wanted = [["cat-file", "--batch"], rawgit.STAGED, rawgit.TRAILER_CONFIG]
-            rawgit.prestart(wanted, rawgit.hook_env(os.environ))
+            from shiftgit.git.trailerconf import plain_in_files
+
+            wanted = [["cat-file", "--batch"], rawgit.STAGED]
+            env = rawgit.hook_env(os.environ)
+            if not plain_in_files(env, os.getcwd()):  # the config files do not settle it: git's `config` does
+                wanted.append(rawgit.TRAILER_CONFIG)
+            rawgit.prestart(wanted, env)
     _leave(_main(["hook", *args], True))
 
 
