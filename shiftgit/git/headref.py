@@ -107,11 +107,15 @@ def head_and_branch(git_dir: str, common_dir: str) -> tuple[str | None, str | No
     --abbrev-ref HEAD` gives them; ASK_GIT when the files do not settle it, or when another ref could make git
     spell the branch longer (a tag or remote of the same name: `heads/<name>`)."""
     text = _read(os.path.join(git_dir, "HEAD"))
-    found = read_head(git_dir, common_dir)
-    if found == ASK_GIT or text is None or text == ASK_GIT:
+    if text is None or text == ASK_GIT:
         return ASK_GIT
     if _is_id(text):
-        return found, None
+        return text, None  # detached
+    if not text.startswith("ref: refs/heads/") or text.endswith("/.invalid") or "/." in text or ".." in text:
+        return ASK_GIT  # as read_head
+    found = read_ref(common_dir, text[len("ref: "):])
+    if found == ASK_GIT:
+        return ASK_GIT
     name = text[len("ref: refs/heads/"):]
     for shadow in (name, f"refs/{name}", f"refs/tags/{name}", f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD"):
         if any(os.path.lexists(os.path.join(top, *shadow.split("/"))) for top in (git_dir, common_dir)):

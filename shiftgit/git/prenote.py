@@ -88,8 +88,8 @@ def prerender(gitdir: str, run: str, data: bytes) -> None:
         return
     from shiftgit.git import handoff
 
-    document = handoff.note_document({run: (_parsed(old), _parsed(data))}, None, redact=not _redacted(gitdir, run,
-                                                                                                     new_hex))
+    redact = not _redacted(gitdir, run, new_hex)
+    document = handoff.note_document({run: (_parsed(old), _parsed(data))}, None, redact=redact)
     try:
         if document is not None:
             quicknote.prepare(gitdir, lines, *handoff.pair(document), pid=0)
