@@ -4,6 +4,7 @@ whenever the user's config asks for more than a plain commit (a commit encoding,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,30 @@ def test_a_ledger_tip_that_moved_since_the_fence_read_it_is_the_parent_still(run
     made = ledgerref.commit_ledger(repo, "demo", data, None, shiftrefs.writer(repo), seen)
     assert made == run_repo.git("rev-parse", LEDGER).strip() and parts(run_repo, made)[1] == [moved.strip()]
     assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json").encode() == data
+
+
+def git_commands(repo: Repo, trace: Path, *args: str) -> list[str]:
+    trace.unlink(missing_ok=True)
+    repo.ok(*args, env={"GIT_TRACE2_EVENT": str(trace)})
+    starts = [e["argv"][1:] for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "start"]
+    return [" ".join(argv[2:4] if argv[:1] == ["-C"] else argv[:2]) for argv in starts]
+
+
+def test_the_checkpoint_moves_its_refs_as_git_would_without_update_ref(run_repo: Repo, tmp_path: Path) -> None:
+    """Both refs moved in the files (shiftrefs._swap_in_files: git's lock file, the value checked under it), no
+    `update-ref` process; a setting that asks git for more (a reflog for every ref) leaves both moves to git."""
+    run_repo.ok("checkpoint", "--step", "one")  # the first also takes the owner epoch (runs/lease.py)
+    run_repo.write("calc.py", "# two\n")
+    commands = git_commands(run_repo, tmp_path / "t", "checkpoint", "--step", "two")
+    assert not any(c.startswith("update-ref") for c in commands), commands
+    point = run_repo.ledger("demo")["checkpoint"]
+    assert point["seq"] == 2 and run_repo.git("rev-parse", SNAPSHOT).strip() == point["snapshot"]
+    assert run_repo.git("cat-file", "blob", f"{LEDGER}:ledger.json") == run_repo.read(".shift/runs/demo/ledger.json")
+    assert not list((run_repo.path / ".git" / "refs" / "shift").rglob("*.lock"))
+    run_repo.git("config", "core.logAllRefUpdates", "always")
+    run_repo.write("calc.py", "# three\n")
+    commands = git_commands(run_repo, tmp_path / "t", "checkpoint", "--step", "three")
+    assert sum(c.startswith("update-ref") for c in commands) == 2, commands
+    for ref in (SNAPSHOT, LEDGER):
+        assert "shiftgit checkpoint demo 3" in run_repo.git("reflog", "show", ref), ref
+    assert run_repo.git("fsck", "--no-dangling").strip() == ""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import Repo, make_repo
 
-from shiftgit.git.headref import ASK_GIT, read_head, read_refs
+from shiftgit.git.headref import ASK_GIT, head_and_branch, read_head, read_refs
 from shiftgit.repo import Repo as ShiftRepo
 
 
@@ -92,3 +92,36 @@ def test_refs_under_prefixes_agree_with_for_each_ref_packed_loose_or_both(repo: 
     (repo.path / ".git/refs/shift/ledgers/odd").unlink()
     (repo.path / ".git/reftable").mkdir()
     assert read_refs(common, prefixes) == ASK_GIT
+
+
+def pair_agrees(path: Path) -> tuple[str | None, str | None] | str:
+    """`head_and_branch` is what `git rev-parse HEAD^{commit} --abbrev-ref HEAD` says (an unborn branch: what
+    `symbolic-ref --short` says), or ASK_GIT."""
+    repo = ShiftRepo.open(path)
+    found = head_and_branch(str(repo.git_dir), str(repo.common_dir))
+    if found != ASK_GIT:
+        out = repo.git("rev-parse", "HEAD^{commit}", "--abbrev-ref", "HEAD", check=False).split()
+        said = (out[0], None if out[1] == "HEAD" else out[1]) if len(out) == 2 else (repo.head(), repo.branch())
+        assert found == said
+    return found
+
+
+def test_head_and_branch_as_git_spells_them_or_left_to_git(repo: Repo, tmp_path: Path) -> None:
+    assert pair_agrees(repo.path) == (repo.head(), "main")
+    repo.git("pack-refs", "--all")
+    assert pair_agrees(repo.path) == (repo.head(), "main")
+    for shadow in (["tag", "main"], ["update-ref", "refs/remotes/main/HEAD", "HEAD"], ["update-ref", "refs/main",
+                                                                                      "HEAD"]):
+        repo.git(*shadow)  # git now says `heads/main`: a name the files alone do not settle
+        assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "heads/main"
+        assert pair_agrees(repo.path) == ASK_GIT
+        repo.git("pack-refs", "--all")
+        assert pair_agrees(repo.path) == ASK_GIT
+        repo.git("update-ref", "-d", "refs/tags/main" if shadow[0] == "tag" else shadow[1])
+    assert pair_agrees(repo.path) == (repo.head(), "main")
+    repo.git("worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    assert pair_agrees(tmp_path / "side") == (repo.head(), "side")
+    repo.git("checkout", "-q", "--detach")
+    assert pair_agrees(repo.path) == (repo.head(), None)
+    repo.git("checkout", "-q", "--orphan", "fresh")
+    assert pair_agrees(repo.path) == (None, "fresh")

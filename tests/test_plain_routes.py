@@ -118,20 +118,40 @@ def test_the_plain_forms_never_import_click(pair: tuple[Repo, Repo]) -> None:
 def test_a_plain_form_run_as_the_process_defers_url_parsing_and_the_collector(pair: tuple[Repo, Repo]) -> None:
     """pathlib's urllib.parse (and its ipaddress) is a stand-in in `python -m shiftgit effect run`'s process, as in an
     agent hook's, and a use imports the real module; the cycle collector is off there (a called `main` leaves it)."""
-    code = ("import runpy, sys\n"
+    code = ("import atexit, runpy, sys\n"
             f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"  # -S: no site, no editable install
             "sys.argv = ['shiftgit', 'effect', 'run', '--key', 'u', '--kind', 'job', '--repeatable', '-q', '--',\n"
             "            'true']\n"
-            "try:\n    runpy.run_module('shiftgit', run_name='__main__')\n"
-            "except SystemExit as done:\n    import gc\n"
-            "    print(done.code, 'ipaddress' in sys.modules, gc.isenabled(), file=sys.stderr)\n"
-            "    from urllib.parse import urlsplit\n    print(urlsplit('http://h/p').netloc, file=sys.stderr)")
+            "def done():\n    import gc\n"  # the process leaves from __main__._done, its exit handlers run
+            "    print('ipaddress' in sys.modules, gc.isenabled(), file=sys.stderr)\n"
+            "    from urllib.parse import urlsplit\n    print(urlsplit('http://h/p').netloc, file=sys.stderr)\n"
+            "atexit.register(done)\n"
+            "runpy.run_module('shiftgit', run_name='__main__')")
     proc = pair[0].run([sys.executable, "-S", "-c", code])  # -S: no site, which may import pathlib's urllib.parse
-    assert proc.stderr.strip().splitlines()[-2:] == ["0 False False", "h"], proc.stderr
+    assert proc.returncode == 0 and proc.stderr.strip().splitlines()[-2:] == ["False False", "h"], proc.stderr
     code = ("import gc, sys; from shiftgit.__main__ import main\n"
             "main(['effect', 'run', '--key', 'v', '--kind', 'job', '--repeatable', '-q', '--', 'true'])\n"
             "print(gc.isenabled(), file=sys.stderr)")
     assert pair[0].run([sys.executable, "-c", code]).stderr.strip().endswith("True")
+
+
+def test_a_plain_form_run_as_the_process_leaves_without_tearing_down(pair: tuple[Repo, Repo]) -> None:
+    """Its exit handlers run (the checkpoint's tree build is closed: no private index left), its output and exit code
+    are the command's, and the interpreter's teardown (freeing what the command built, object by object) is skipped."""
+    repo = pair[0]
+    code = ("import atexit, sys\nfrom shiftgit.__main__ import main\n"
+            "class Kept:\n    def __del__(self):\n        print('torn down', file=sys.stderr)\n"
+            "kept = Kept()\natexit.register(lambda: print('exit handlers ran', file=sys.stderr))\n"
+            "sys.argv = ['shiftgit', *sys.argv[1:]]\nsys.exit(main())")
+    proc = repo.run([sys.executable, "-c", code, "checkpoint", "--step", "left"])
+    assert proc.returncode == 0 and "checkpoint demo #1" in proc.stdout, proc.stderr
+    assert proc.stderr.splitlines() == ["exit handlers ran"], proc.stderr
+    assert repo.ledger("demo")["checkpoint"]["step"] == "left"
+    assert not list((repo.path / ".git" / "shift").glob("index.*")), list((repo.path / ".git" / "shift").iterdir())
+    proc = repo.run([sys.executable, "-c", code, "effect", "run", "--key", "k", "--kind", "job", "--repeatable", "--",
+                     "sh", "-c", "echo out; exit 3"])
+    assert proc.returncode == 3 and proc.stdout == "out\n", proc
+    assert proc.stderr.splitlines() == ["shiftgit: effect 'k': failed (exit 3)", "exit handlers ran"], proc.stderr
 
 
 def test_help_and_errors_of_parsing_stay_clicks(pair: tuple[Repo, Repo]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import Repo
 from test_quicknote import checkpoint, expected, prepared
 
@@ -71,3 +72,36 @@ def test_a_kept_ledger_whose_bytes_are_not_its_blob_keys_nothing(run_repo: Repo)
     assert run_repo.commit("second").returncode == 0
     head = run_repo.head()
     assert notes(run_repo, head) == expected(run_repo, head)
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's form (tests/test_secrets.py's kind)
+
+
+def test_a_note_of_bytes_shiftgit_wrote_is_not_redacted_again(run_repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoint's own ledger (validated.py: written, so redacted) is rendered as it is: the same note."""
+    checkpoint(run_repo, "first")
+    assert run_repo.commit("first").returncode == 0
+    checkpoint(run_repo, f"second {TOKEN}")
+    gitdir = str(run_repo.path / ".git")
+    found = quicknote.read_prepared(gitdir)
+    assert found is not None and TOKEN not in found[1] + found[2] and "[REDACTED:" in found[2]
+    prepared(run_repo).unlink()
+
+    def refused(value: object) -> object:
+        raise AssertionError("redacted again")
+
+    monkeypatch.setattr("shiftgit.ledger.secrets.redact_obj", refused)
+    prenote.prerender(gitdir, "demo", run_repo.read(".shift/runs/demo/ledger.json").encode())
+    assert quicknote.read_prepared(gitdir) == found
+
+
+def test_a_note_of_bytes_shiftgit_did_not_write_is_redacted(run_repo: Repo) -> None:
+    checkpoint(run_repo, "first")
+    assert run_repo.commit("first").returncode == 0
+    checkpoint(run_repo, "second")
+    data = run_repo.read(".shift/runs/demo/ledger.json").replace('"second"', f'"second {TOKEN}"', 1).encode()
+    assert TOKEN.encode() in data
+    gitdir = str(run_repo.path / ".git")
+    prenote.prerender(gitdir, "demo", data)
+    found = quicknote.read_prepared(gitdir)
+    assert found is not None and found[0] and TOKEN not in found[1] + found[2] and "[REDACTED:" in found[2]

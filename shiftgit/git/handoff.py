@@ -42,10 +42,13 @@ MAX_LINE = 150  # characters
 MAX_BYTES = 1200
 
 
-def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None) -> dict[str, Any] | None:
+def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None, *,
+                  redact: bool = True) -> dict[str, Any] | None:
     """The record of a commit: `changes` maps run -> (first parent's ledger, the commit's), raw JSON.
 
     None when the commit changed no ledger and the gate was not skipped: such a commit gets no note.
+    `redact=False`: the caller vouches that every string it takes is redacted already (each commit's ledger is
+    bytes shiftgit wrote, and each run id redacts to itself): the note's strings are theirs.
     """
     if not changes and not skip:
         return None
@@ -61,7 +64,7 @@ def note_document(changes: Mapping[str, tuple[Any, Any]], skip: str | None) -> d
         document["effects"] = effects
     if skip:
         document["skip"] = skip
-    return redacted(document)
+    return redacted(document) if redact else document
 
 
 def never_attempted(ledger: Any, point: Mapping[str, Any]) -> list[str]:

@@ -100,3 +100,26 @@ def read_refs(common_dir: str, prefixes: tuple[str, ...]) -> dict[str, str] | st
                     return ASK_GIT
                 found[os.path.relpath(path, common_dir).replace(os.sep, "/")] = text
     return found
+
+
+def head_and_branch(git_dir: str, common_dir: str) -> tuple[str | None, str | None] | str:
+    """HEAD's commit id (None: unborn) and its branch's short name (None: detached), as `git rev-parse HEAD^{commit}
+    --abbrev-ref HEAD` gives them; ASK_GIT when the files do not settle it, or when another ref could make git
+    spell the branch longer (a tag or remote of the same name: `heads/<name>`)."""
+    text = _read(os.path.join(git_dir, "HEAD"))
+    if text is None or text == ASK_GIT:
+        return ASK_GIT
+    if _is_id(text):
+        return text, None  # detached
+    if not text.startswith("ref: refs/heads/") or text.endswith("/.invalid") or "/." in text or ".." in text:
+        return ASK_GIT  # as read_head
+    found = read_ref(common_dir, text[len("ref: "):])
+    if found == ASK_GIT:
+        return ASK_GIT
+    name = text[len("ref: refs/heads/"):]
+    for shadow in (name, f"refs/{name}", f"refs/tags/{name}", f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD"):
+        if any(os.path.lexists(os.path.join(top, *shadow.split("/"))) for top in (git_dir, common_dir)):
+            return ASK_GIT
+        if shadow.startswith("refs/") and _packed(common_dir, shadow) is not None:
+            return ASK_GIT
+    return found, name

@@ -143,7 +143,7 @@ def _commit(repo: Repo, run: str, data: bytes, document: dict[str, object], clon
 
             made = commit_directly(repo, by, ref, objects, tree, [previous] if previous else [],
                                    message.encode("utf-8", "surrogateescape"), previous,
-                                   f"shiftgit checkpoint {run} {seq}")
+                                   f"shiftgit checkpoint {run} {seq}", in_files=True)
             if made is not None:
                 return made
             objects, tree = [], _tree(repo, data)  # the plumbing from here, from a fresh look at the tip

@@ -306,10 +306,14 @@ def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]
 
 
 def plain_trailer_config(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> bool:
-    """Whether git's config leaves trailers and comments where git's defaults put them: the TRAILER_CONFIG query
-    `prestart` started found nothing (not started: unknown, so no)."""
+    """Whether git's config leaves trailers and comments where git's defaults put them: the config files settle it
+    (git/trailerconf.py), or the TRAILER_CONFIG query `prestart` started found nothing (neither: unknown, so no)."""
     query = started(TRAILER_CONFIG, env, cwd)
-    return query is not None and communicate(query, None)[0] == 1
+    if query is None:
+        from shiftgit.git.trailerconf import plain_in_files
+
+        return plain_in_files(env, os.fspath(cwd))
+    return communicate(query, None)[0] == 1
 
 
 def _ready_key(argv: list[str], env: Mapping[str, str], cwd: str) -> tuple[object, ...]:

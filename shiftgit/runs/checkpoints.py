@@ -84,7 +84,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     from shiftgit.git.shiftrefs import ask_writer
 
     writer = ask_writer(store.repo)  # one `git var -l`, beside what follows: who the snapshot and ledger commits are by
-    store.read(run)  # fail on a broken ledger before any ref or ledger is written
+    read = store.read(run)  # fail on a broken ledger before any ref or ledger is written
     from shiftgit.ledger.chain import history_link
     from shiftgit.runs.lease import guard
 
@@ -98,6 +98,15 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         import shiftgit.ledger.budgets
         import shiftgit.ledger.schema
         import shiftgit.ledger.secrets  # noqa: F401
+    # what the scan, the writes and the next commit's note load, and the last checkpoint's chain link (a digest of
+    # its 1,000 file records: ~2 ms), while git may still be building the tree
+    import bisect  # noqa: F401
+    import zlib  # noqa: F401
+
+    import shiftgit.git.handoff
+    import shiftgit.git.prenote  # noqa: F401
+    early = read.checkpoint
+    early_link = history_link(early.to_dict()) if early is not None else {}
     tree = (worktree or repo.start_worktree_tree()).result()
     changes = repo.changes(head, tree)  # one diff-tree: the files recorded, and those the scanner reads
     files = tuple(FileChange(path=e.path, id=e.blob, status=e.status) for e in files_of(changes))
@@ -113,7 +122,7 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
         resolutions = _resolutions(previous, spec, seq, at)  # an unknown --resolve: refused before any write
         snapshot = _snapshot(store, ledger.run, kept, head, seq, previous.snapshot if previous else "", by)
         checks = carry(previous.checks if previous else (), ledger.pending_checks, ledger.retired, seq, tree)
-        link = history_link(previous.to_dict()) if previous else {}
+        link = early_link if previous is early else history_link(previous.to_dict()) if previous else {}
         spend = _add_spend(ledger, spec, at)
         point = Checkpoint(
             id=new_id(f"p{seq}"), seq=seq, at=at, step=spec.step,
@@ -164,7 +173,13 @@ def publish(store: Store, run: str, by: Writer | None = None, tip: Claim | None 
 
 
 def _head_and_branch(repo: Repo) -> tuple[str | None, str | None]:
-    """`repo.head()` and `repo.branch()` in one git process (a git process is most of a small checkpoint)."""
+    """`repo.head()` and `repo.branch()` from the git dir's files (git/headref.py), else in one git process (a git
+    process is most of a small checkpoint)."""
+    from shiftgit.git import headref
+
+    found = headref.head_and_branch(str(repo.git_dir), str(repo.common_dir))
+    if not isinstance(found, str):  # not ASK_GIT
+        return found
     out = repo.git("rev-parse", "HEAD^{commit}", "--abbrev-ref", "HEAD", check=False).split()
     if len(out) == 2 and len(out[0]) in (40, 64) and not out[0].startswith("HEAD"):
         return out[0], None if out[1] == "HEAD" else out[1]  # `HEAD`: detached
@@ -186,7 +201,8 @@ def _snapshot(store: Store, run: str, tree: str, head: str | None, seq: int, gue
         from shiftgit.git.shiftrefs import commit_directly
 
         parents = list(dict.fromkeys(p for p in (head, guess) if p))
-        made = commit_directly(store.repo, by, ref, [], tree, parents, message.encode() + b"\n", guess, reflog)
+        made = commit_directly(store.repo, by, ref, [], tree, parents, message.encode() + b"\n", guess, reflog,
+                               in_files=True)
         if made is not None:
             return made
     for attempt in range(SNAPSHOT_RETRIES + 1):

@@ -1,0 +1,78 @@
+"""Whether git's config leaves trailers and comments where git's defaults put them, read from the config files
+themselves where they settle it: the commit gate then starts no `git config` (rawgit.TRAILER_CONFIG) for it.
+
+The files are the ones `git config --get-regexp` reads in a repository whose `.git` is a folder at the top of
+the work tree: the system file (unless GIT_CONFIG_NOSYSTEM; GIT_CONFIG_SYSTEM, else /etc/gitconfig for a git
+built with prefix /usr, as distributions build it), the global ones (GIT_CONFIG_GLOBAL, else ~/.gitconfig and
+$XDG_CONFIG_HOME/git/config), `.git/config` and `.git/config.worktree`. None of them mentions `trailer`, `comment`
+or `include` (in any case, anywhere: a value, a comment line) means no `trailer.*` or `core.comment*` key is set.
+Anything else is not settled here, and git is asked as before: a file that mentions one of them or cannot be read,
+config given in the environment (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT, GIT_CONFIG), GIT_DIR or
+GIT_COMMON_DIR set, a linked worktree (`.git` a file), another git build (its system file may be elsewhere).
+Stdlib os only (the commit gate).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing costs ~4 ms to import
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+WORDS = (b"trailer", b"comment", b"include")  # what could set a trailer.* or core.comment* key, or pull in a file
+ENV_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_DIR", "GIT_COMMON_DIR")
+# where a git built with prefix /usr runs from (its exec path, which git gives its hooks; else its binary's folder):
+# git's Makefile puts that build's system config in /etc
+USR = ("/usr/lib/git-core", "/usr/libexec/git-core", "/usr/bin")
+TRUE = ("1", "true", "yes", "on")
+
+
+def plain_in_files(env: Mapping[str, str], top: str) -> bool:
+    """True when the config files settle that git's trailer and comment settings are its defaults, for the work
+    tree at TOP; False when they do not (ask git)."""
+    files = _files(env, top)
+    return files is not None and all(_silent(path) for path in files)
+
+
+def _files(env: Mapping[str, str], top: str) -> list[str] | None:
+    if any(env.get(name) for name in ENV_CONFIG) or not os.path.isdir(os.path.join(top, ".git")):
+        return None
+    files = [os.path.join(top, ".git", "config"), os.path.join(top, ".git", "config.worktree")]  # (read if enabled)
+    if env.get("GIT_CONFIG_NOSYSTEM", "").strip().lower() not in TRUE:
+        if env.get("GIT_CONFIG_SYSTEM"):
+            files.append(env["GIT_CONFIG_SYSTEM"])
+        elif (env.get("GIT_EXEC_PATH") or os.path.dirname(_git(env) or "")) in USR:
+            files.append("/etc/gitconfig")
+        else:
+            return None
+    if env.get("GIT_CONFIG_GLOBAL"):
+        files.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        home = env.get("HOME")
+        if not home:
+            return None
+        files.append(os.path.join(home, ".gitconfig"))
+        files.append(os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "config"))
+    return files
+
+
+def _git(env: Mapping[str, str]) -> str | None:
+    """The `git` the PATH of ENV finds, its symlinks resolved."""
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", "git")
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return os.path.realpath(path)
+    return None
+
+
+def _silent(path: str) -> bool:
+    """The file is missing, or readable and never mentions WORDS."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read().lower()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return not any(word in data for word in WORDS)
