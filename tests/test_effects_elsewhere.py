@@ -153,3 +153,46 @@ def test_nothing_published_costs_no_ledger_read_and_an_own_effect_is_not_brought
     assert len(a.ledger("demo")["effects"][0]["history"]) == 1  # its own completion: nothing brought back
     seen = (a.path / ".git/shift/effects-seen").read_text().split()
     assert a.git("rev-parse", "refs/shift/ledgers/demo").strip() in seen  # its own commits: never read back
+
+
+def test_a_later_attempt_that_died_beats_an_earlier_attempt_that_failed(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, b, origin, db = two_machines
+    failing = [*migration(db)[:-2], "-c", "import sys; sys.exit(3)"]
+    assert a.sg(*failing).returncode == 3  # attempt 1 fails: the key may run again
+    agent = subprocess.Popen([*SG, *migration(db, hang=True)], cwd=a.path, env={**os.environ, **a.env},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while remote_effect(origin, "migrate-0042").get("attempts") != 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        while not db.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        agent.send_signal(signal.SIGKILL)  # attempt 2 dies mid-migration
+        agent.wait()
+    report = take_over(b)  # both commits unseen here: attempt 1's failure must not win
+    assert report["decision"] == "escalate" and report["effects"][0]["state"] == "unknown", report["effects"]
+    proc = b.sg(*migration(db))
+    assert proc.returncode == 1 and "outcome is unknown" in proc.stderr, proc.stderr
+    assert db.read_text() == "applied\n"
+
+
+def test_a_record_the_schema_refuses_is_named_once_and_breaks_nothing(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, b, origin, db = two_machines
+    assert a.sg(*migration(db)).returncode == 0
+    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
+    take_over(b)
+    bad = {**record, "key": "bad-1", "exit_code": "zero"}
+    service = {**record, "key": "service:web", "kind": "service", "attempts": 9,
+               "process": {"host": "x", "pid": os.getpid(), "start": None}}
+    publish_late(b, {**b.ledger("demo"), "effects": [*b.ledger("demo")["effects"], bad, service]})
+    synced = b.sg("sync")
+    assert synced.returncode == 0 and "Traceback" not in synced.stderr, synced.stderr
+    assert 'effect "bad-1"' in synced.stderr and "was not brought in" in synced.stderr and "exit_code" in synced.stderr
+    assert {e["key"] for e in b.ledger("demo")["effects"]} == {"migrate-0042"}  # neither brought in
+    job = ("effect", "run", "--key", "k", "--kind", "job", "--repeatable", "--", "true")
+    for args in (("checkpoint", "--step", "B step 2"), job):
+        proc = b.sg(*args)
+        assert proc.returncode == 0 and "not brought in" not in proc.stderr, proc.stderr  # said once

@@ -5,8 +5,9 @@ checkpoint follows it: `effect run` commits the working ledger to refs/shift/led
 attempted (before its command starts) and again when it ends, and starts the publisher where one is configured
 (`share`). Another clone fetches those commits with `sync`; before `effect run`, `effect record|reconcile`,
 `checkpoint` and `resume` decide anything, `absorb` brings each published effect record that is further along
-than this ledger's (the merge driver's rule: merge.EFFECT_RANK, then time) into the working ledger, with a
-history line naming the host and ledger commit it came from. A record left `attempted` on another machine then
+than this ledger's (`_rank`: a later attempt, then merge.EFFECT_RANK's order; a tie keeps the record here) into
+the working ledger, with a history line naming the host and ledger commit it came from. A record the schema
+refuses is named once and left out; service records are never brought in (a process lives on one machine). A record left `attempted` on another machine then
 reads `unknown` here (procs.is_alive cannot see that machine's process): refused until a human reconciles it;
 a completed one is returned, not run again.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 
 from shiftgit import rawjson, textsafe
-from shiftgit.errors import Fenced, GitError, LedgerError
+from shiftgit.errors import Fenced, GitError
 from shiftgit.git import ledgerref
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.record import replace
@@ -30,6 +31,7 @@ from shiftgit.ledger.store import Store
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from shiftgit.git.fence import Claim
     from shiftgit.git.shiftrefs import Writer
@@ -53,27 +55,27 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
         return []
     commits = _walk(store, unseen, seen)
     here = store.read(run)
-    found = {key: record for key, record in _records(store, commits, here).items() if _further(record[0], here)}
-    lines: list[str] = []
+    records, lines = _records(store, commits, here)
+    found = {key: record for key, record in records.items() if _further(record[0], here)}
     if found:  # else nothing is written (a write would also renew the lease)
         from shiftgit.effects.approvals import now_iso
         from shiftgit.effects.runner import put
 
+        brought: list[str] = []
+
         def change(ledger: Ledger) -> Ledger:
-            lines.clear()
+            brought.clear()
             for effect, where in found.values():
                 if not _further(effect, ledger):  # re-checked under the lock
                     continue
                 ledger = put(ledger, _brought(effect, ledger.effect(effect.key), where), now_iso())
                 state = effect.state if effect.state != "attempted" else "attempted there, outcome unknown here"
-                lines.append(f"effect {textsafe.quote(effect.key)}: {state} (recorded {where})")
+                brought.append(f"effect {textsafe.quote(effect.key)}: {state} (recorded {where})")
             return ledger
 
-        try:
-            store.update(run, change)
-        except LedgerError as exc:  # a published record this schema refuses: named, and not brought in
-            return [f"effects published for run {run!r} could not be brought into its ledger: {exc}"]
-    _remember(store, seen, commits)
+        store.update(run, change)
+        lines += brought
+    _remember(store, seen, commits)  # a record refused above is named once, not at every command
     return lines
 
 
@@ -135,48 +137,64 @@ def _walk(store: Store, tips: list[str], seen: set[str]) -> list[str]:
     return [line for line in proc.split() if len(line) in (40, 64)]
 
 
-def _records(store: Store, commits: list[str], mine: Ledger) -> dict[str, tuple[Effect, str]]:
-    """Per key, the furthest-along effect record among COMMITS' ledgers, with where it was recorded. Only ledgers of
-    this very run count: the same id and creation time as MINE (two clones may each start a run named `demo`)."""
+def _records(store: Store, commits: list[str], mine: Ledger) -> tuple[dict[str, tuple[Effect, str]], list[str]]:
+    """Per key, the furthest-along effect record among COMMITS' ledgers (newest first: on a tie the newer commit's),
+    with where it was recorded; and a line for each record the schema refuses (not brought in). Only ledgers of this
+    very run count: the same id and creation time as MINE (two clones may each start a run named `demo`)."""
     from shiftgit.git.notestree import CatFile
     from shiftgit.repo import clean_env
 
     if not commits:
-        return {}
+        return {}, []
     hosts = _hosts(store, commits)
     best: dict[str, tuple[Effect, str]] = {}
+    refused: list[str] = []
     with CatFile(store.repo.root, clean_env()) as cat:
         answers = cat.get([f"{commit}:{ledgerref.FILE}" for commit in commits])
+    checker = _Checker(mine)
     for commit, answer in zip(commits, answers, strict=True):
-        if answer is None:
-            continue
-        for effect in _effects(answer[2], mine):
-            held = best.get(effect.key)
-            if effect.state != "planned" and (held is None or _rank(effect) > _rank(held[0])):
-                host = textsafe.quote(hosts.get(commit) or "an unknown host")
-                best[effect.key] = (effect, f"on host {host}, ledger commit {commit[:12]}")
-    return best
+        where = f"on host {textsafe.quote(hosts.get(commit) or 'an unknown host')}, ledger commit {commit[:12]}"
+        for item in _items(answer[2] if answer else b"", mine):
+            effect, problem = checker.effect(item)
+            if problem is not None:
+                key = textsafe.quote(textsafe.one_line(str(item.get("key")), 80))
+                refused.append(f"effect {key} ({where}) was not brought in: its record breaks the schema: {problem}")
+            elif effect is not None and (effect.key not in best or _rank(effect) > _rank(best[effect.key][0])):
+                best[effect.key] = (effect, where)
+    return best, refused[:5]
 
 
-def _effects(data: bytes, mine: Ledger) -> list[Effect]:
+def _items(data: bytes, mine: Ledger) -> list[dict[str, Any]]:
+    """The effect records of a ledger of MINE's run; service records stay out (a process lives on one machine:
+    the one taking over starts its own, and another clone's record names a pid here that is not its process)."""
     try:
         document = rawjson.loads(data)
     except ValueError:
         return []
     if not isinstance(document, dict) or document.get("run") != mine.run:
         return []
-    if document.get("created_at") != mine.created_at:
+    if document.get("created_at") != mine.created_at or not isinstance(document.get("effects"), list):
         return []
-    records = document.get("effects")
-    found = []
-    for item in records if isinstance(records, list) else []:
-        if not isinstance(item, dict) or not isinstance(item.get("key"), str) or item.get("state") not in RANK:
-            continue
+    return [item for item in document["effects"] if isinstance(item, dict) and item.get("kind") != "service"
+            and item.get("state") in RANK and item.get("state") != "planned"]
+
+
+class _Checker:
+    """Each foreign record checked against the schema as this ledger would hold it, before it may be brought in."""
+
+    def __init__(self, mine: Ledger) -> None:
+        self.base = mine.to_dict()
+
+    def effect(self, item: dict[str, Any]) -> tuple[Effect | None, str | None]:
+        from shiftgit.ledger.schema import schema_errors
+
+        errors = schema_errors({**self.base, "effects": [item]})
+        if errors:
+            return None, textsafe.one_line(errors[0], 200)
         try:
-            found.append(Effect.from_dict(item))
-        except (TypeError, ValueError, KeyError):
-            continue  # not a record this version reads: the ledger's validation would refuse it anyway
-    return found
+            return Effect.from_dict(item), None
+        except (TypeError, ValueError, KeyError) as exc:
+            return None, textsafe.one_line(str(exc), 200)
 
 
 def _hosts(store: Store, commits: list[str]) -> dict[str, str]:
@@ -191,8 +209,11 @@ def _further(effect: Effect, ledger: Ledger) -> bool:
     return mine is None or _rank(effect) > _rank(mine)
 
 
-def _rank(effect: Effect) -> tuple[int, str]:
-    return RANK.get(effect.state, -1), str(effect.updated_at or "")
+def _rank(effect: Effect) -> tuple[int, int]:
+    """A later attempt before any outcome of an earlier one (attempt 2 died mid-run: its `attempted` beats attempt
+    1's `failed`), then the state's order. No clock: another machine's `updated_at` never decides a tie, the
+    record here stays."""
+    return effect.attempts, RANK.get(effect.state, -1)
 
 
 def _brought(theirs: Effect, mine: Effect | None, where: str) -> Effect:
