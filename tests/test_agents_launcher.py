@@ -187,7 +187,11 @@ import gc, os, sys
 import shiftgit.__main__ as main
 
 runs = []
-gc.callbacks.append(lambda phase, info: runs.append(phase) if phase == "start" else None)
+def counted(phase, info):
+    if phase == "start" and "shiftgit.agents.hooks" in sys.modules:
+        runs.append(phase)
+
+gc.callbacks.append(counted)
 
 def leave(code):
     loaded = sorted(m for m in ("shiftgit.agents.published", "shiftgit.git.ledgerref") if m in sys.modules)
@@ -203,8 +207,9 @@ main._main(["hook", "claude", "pre-compact"], True)
 
 def test_a_pre_compact_hook_runs_no_cycle_collector_and_loads_no_session_start_module(run_repo: Repo,
                                                                                      tmp_path: Path) -> None:
-    """The conversation is saved by a process whose modules and transcript entries start no garbage collection, and
-    that loads none of what only a session start or end needs (who else published the run)."""
+    """The conversation is saved by a process whose modules and transcript entries start no garbage collection once
+    the hook's code loads, and that loads none of what only a session start or end needs (who else published the
+    run)."""
     import subprocess
 
     import transcript_fixtures as tf
