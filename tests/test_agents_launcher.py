@@ -180,3 +180,47 @@ def test_an_agent_hook_defers_re_until_something_uses_it() -> None:
     proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED_RE], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert proc.stdout.splitlines() == ["True _DeferredModule False", "True False", "bb True module"]
+
+
+PRE_COMPACT = """
+import gc, os, sys
+import shiftgit.__main__ as main
+
+runs = []
+def counted(phase, info):
+    if phase == "start" and "shiftgit.agents.hooks" in sys.modules:
+        runs.append(phase)
+
+gc.callbacks.append(counted)
+
+def leave(code):
+    loaded = sorted(m for m in ("shiftgit.agents.published", "shiftgit.git.ledgerref") if m in sys.modules)
+    print(gc.isenabled(), len(runs), loaded, file=sys.stderr)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(code)
+
+main._leave = leave
+main._main(["hook", "claude", "pre-compact"], True)
+"""
+
+
+def test_a_pre_compact_hook_runs_no_cycle_collector_and_loads_no_session_start_module(run_repo: Repo,
+                                                                                     tmp_path: Path) -> None:
+    """The conversation is saved by a process whose modules and transcript entries start no garbage collection once
+    the hook's code loads, and that loads none of what only a session start or end needs (who else published the
+    run)."""
+    import subprocess
+
+    import transcript_fixtures as tf
+
+    transcript = tmp_path / "t.jsonl"
+    tf.claude(transcript, turns=40)
+    body = json.dumps({"session_id": "s1", "cwd": str(run_repo.path), "hook_event_name": "PreCompact",
+                       "transcript_path": str(transcript), "trigger": "auto"})
+    proc = subprocess.run([sys.executable, "-S", "-c", PRE_COMPACT], cwd=run_repo.path, input=body, text=True,
+                          capture_output=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+
+    assert proc.returncode == 0 and "saved the compacted conversation" in proc.stdout, proc.stderr
+    assert proc.stderr.splitlines() == ["False 0 []"]
+    assert run_repo.git("rev-parse", "-q", "--verify", "refs/shift/context/demo", check=False).strip()

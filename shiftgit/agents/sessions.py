@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from shiftgit.agents import private
-from shiftgit.agents.published import held_elsewhere
 from shiftgit.ledger.store import Store
 from shiftgit.repo import Repo
 
@@ -105,6 +104,8 @@ def start(store: Store, run: str, agent: str, session: str) -> None:
              "ended_at": None, "turns": counts.get((agent, session), 0), "verified_first": None}
 
     def change(document: dict[str, Any]) -> dict[str, Any] | None:
+        from shiftgit.agents.published import held_elsewhere  # a pre-compact or stop hook needs none of it
+
         if held_elsewhere(store, document):  # another place owns the run: this clone's copy is not its record
             return None
         sessions = _entries(document)
@@ -128,6 +129,8 @@ def end(store: Store, run: str, agent: str, session: str) -> None:
     at = now_iso()
 
     def change(document: dict[str, Any]) -> dict[str, Any] | None:
+        from shiftgit.agents.published import held_elsewhere
+
         if held_elsewhere(store, document):
             return None
         sessions = _entries(document)
