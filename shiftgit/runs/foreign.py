@@ -7,9 +7,9 @@ attempted (before its command starts) and again when it ends, and starts the pub
 `checkpoint` and `resume` decide anything, `absorb` brings each published effect record that is further along
 than this ledger's (`_rank`: a later attempt, then merge.EFFECT_RANK's order; a tie keeps the record here) into
 the working ledger, with a history line naming the host and ledger commit it came from. A record the schema
-refuses is named once and left out; service records are never brought in (a process lives on one machine). A record left `attempted` on another machine then
-reads `unknown` here (procs.is_alive cannot see that machine's process): refused until a human reconciles it;
-a completed one is returned, not run again.
+refuses is named once and left out; service records are never brought in (a process lives on one machine).
+A record left `attempted` on another machine then reads `unknown` here (procs.is_alive cannot see that
+machine's process): refused until a human reconciles it; a completed one is returned, not run again.
 
 Every commit on the run's ledger refs that is not yet merged here is read once (`git rev-list` from the tips,
 stopping at the commits already seen), so an effect recorded between two checkpoints of a diverged history is
