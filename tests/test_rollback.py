@@ -146,7 +146,8 @@ def test_after_a_rebase_an_upstream_file_is_committed_not_an_edit_and_rollback_k
     assert report["changes"]["after_checkpoint"] == [] and report["changes"]["uncommitted"] == [
         {"path": "scratch.txt", "status": "A", "checkpoint_covers": True}]
     assert not any("upstream.txt" in r for r in report["reasons"]), report["reasons"]
-    assert any("HEAD moved" in r for r in report["reasons"])  # the rebase itself is still for a person to judge
+    assert any("HEAD moved" in r and "rebase, amend or reset rewrote it" in r  # still for a person to judge
+               and "without a handoff" not in r for r in report["reasons"]), report["reasons"]
     fresh = assess(Store.open(run_repo.path), "demo")  # what the agent hooks say at the end of a turn
     assert fresh.head_moved and fresh.files == ()
     assert run_repo.json("rollback", "--yes")["remove"] == [] and _rescue_refs(run_repo) == []

@@ -1,8 +1,8 @@
 """`resume`: the replacement-process test made executable (SPEC §6).
 
-From durable artifacts only (the ledger in the tree, git objects, /proc), answer: which changes
-were applied, which effects happened and whether they are safe to repeat, which services still
-live, which checks failed, and whether to resume, roll back or escalate; then brief.
+From durable artifacts only (the ledger in the tree, git objects, /proc), answer: which changes were applied, which
+effects happened and whether they are safe to repeat, which services still live, which checks failed, and whether
+to resume, roll back or escalate; then brief.
 """
 
 from __future__ import annotations
@@ -179,6 +179,9 @@ def budget_reasons(ledger: Ledger) -> list[str]:
 def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list[str]:
     if state.matches:
         return []
+    if state.base and state.head and repo.git("merge-base", state.base, state.head, check=False).strip() != state.base:
+        return [f"HEAD moved: checkpoint #{point.seq}'s base {state.base[:12]} is no longer in HEAD's history (a "
+                "rebase, amend or reset rewrote it); the run's changes may be in HEAD as new commits: compare them"]
     described = record.describe_commits(repo, state.commits, limit=3)
     example = "; ".join(f"{c['commit'][:12]} by {textsafe.quote(c['author'])}: {textsafe.quote(c['subject'])}"
                         for c in described)
@@ -291,8 +294,7 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
                               standing=standing_rules(store))
     return {
         "run": run, "decision": verdict["decision"], "reasons": verdict["reasons"], "briefing": briefing,
-        "changes": changed,
-        "effects": [effect_entry(e) for e in ledger.effects], "services": services,
+        "changes": changed, "effects": [effect_entry(e) for e in ledger.effects], "services": services,
         "failing_checks": failing_checks(ledger), "checks": checks(ledger),
         "stop_reason": verdict.get("stop_reason"), "plan": verdict.get("plan"),
         "receipt": ledger.receipt.to_dict() if ledger.receipt else None,
