@@ -27,10 +27,10 @@ from shiftgit import procs
 from shiftgit.effects.approvals import now_iso
 from shiftgit.effects.runner import check_kind, check_open, history_with, put, view, workdir_of
 from shiftgit.errors import CheckFailed, UsageError
+from shiftgit.ledger.argvsecrets import argv_secret
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import argv_secret
 from shiftgit.ledger.store import Store
 
 KIND = "service"
