@@ -62,7 +62,7 @@ _AUTHORIZATION = (r"(?i)(?:.*extraheader=)?(?:proxy-)?authorization[ \t]*:[ \t]*
                   r"(?P<v>\S+)[ \t]*")  # a word of its own, or git's `-c http.extraHeader=...`
 _REFERENCE = r"\$|%\w+%$|<[^>]*>$|\{\{|\[REDACTED:|\*+$|(?:env|file|fd):|stdin$"  # `$PW`, `<pw>`, openssl's `env:PW`
 _FLAGS = frozenset("y n yes no on off".split())
-_COUNT = r"\d{1,9}"
+_COUNT_DIGITS = 9
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
@@ -137,7 +137,7 @@ def _in_words(words: Sequence[str]) -> tuple[int, str] | None:
             tool = name
         elif is_secret_env(word):
             return index, f"a value of {word.partition('=')[0]}"
-        elif compiled(_AUTHORIZATION).fullmatch(word) and _is_value(_auth_value(word), count=True):
+        elif ":" in word and _is_value(_auth_value(word), count=True):
             return index, "the credentials of an Authorization header"
         elif word.startswith("-"):
             said = _option_secret(word, following, tool)
@@ -151,7 +151,8 @@ def _in_words(words: Sequence[str]) -> tuple[int, str] | None:
 
 
 def _auth_value(word: str) -> str:
-    match = compiled(_AUTHORIZATION).fullmatch(word)
+    """The credentials of `Authorization: Bearer S` as a word of its own; "" for any other word."""
+    match = compiled(_AUTHORIZATION).fullmatch(word) if "uthorization" in word.lower() else None
     return match.group("v") if match else ""
 
 
@@ -206,7 +207,7 @@ def _is_value(value: str, count: bool = False) -> bool:
     lower = value.lower()
     if not value or lower in LITERALS or lower in _FLAGS or compiled(_REFERENCE).match(value) is not None:
         return False
-    return not (count and compiled(_COUNT).fullmatch(value))
+    return not (count and len(value) <= _COUNT_DIGITS and value.isascii() and value.isdigit())
 
 
 def _header(word: str, following: str) -> tuple[int, str] | None:
