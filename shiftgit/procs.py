@@ -124,6 +124,16 @@ def is_alive(who: Mapping[str, Any] | None) -> bool | None:
     return who.get("start") is None or start_ticks(pid) == who["start"]
 
 
+def is_identified(who: Mapping[str, Any] | None) -> bool:
+    """That very process runs here by every field of its identity: host, boot, pid and start time, each recorded and
+    matching. `is_alive` takes a record without a start time on its pid alone: too little to signal a process by."""
+    if not who or not isinstance(who.get("pid"), int) or type(who.get("start")) is not int:
+        return False
+    if who.get("host") != hostname() or who.get("boot") != boot_id():
+        return False
+    return pid_exists(who["pid"]) and start_ticks(who["pid"]) == who["start"]
+
+
 def guard_group(pgid: int) -> int | None:
     """Start a watchdog that kills process group `pgid` if this process dies: its pid; None where unsupported.
 

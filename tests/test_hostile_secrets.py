@@ -204,7 +204,14 @@ def _forms(marker: Path) -> list[tuple[list[str], str]]:
             ([py, "-c", touch, "--token", WORD], WORD), ([py, "-c", touch, "--api-key", WORD], WORD),
             (["env", "PGPASSWORD=" + SHORT, py, "-c", touch], SHORT),
             (["sh", "-c", f"{sh}; mysql -p{WORD} db"], WORD), (["sh", "-c", f"{sh}; sshpass -p {WORD} ssh host"], WORD),
-            (["sh", "-c", f"{sh}; curl -u ada:{LETTERS} https://example.invalid/"], LETTERS)]
+            (["sh", "-c", f"{sh}; curl -u ada:{LETTERS} https://example.invalid/"], LETTERS),
+            # the shell's own options before -c, and variables, options, programs and headers read since
+            (["sh", "-e", "-c", f"{sh}; mysql -p{WORD} db"], WORD),
+            (["bash", "-eu", "-c", f"{sh}; sshpass -p {WORD} true"], WORD),
+            (["env", "MYSQL_PWD=" + SHORT, py, "-c", touch], SHORT), ([py, "-c", touch, "--api-secret", WORD], WORD),
+            ([py, "-c", touch, "-passin", "pass:" + WORD], WORD),
+            (["sh", "-c", f"{sh}; docker login -p {WORD} r"], WORD),
+            ([py, "-c", touch, "-H", f"Authorization: Bearer {SHORT}123456"], SHORT + "123456")]
 
 
 def _refused(repo: Repo, proc: subprocess.CompletedProcess[str], marker: Path, secret: str) -> None:
@@ -216,7 +223,7 @@ def _refused(repo: Repo, proc: subprocess.CompletedProcess[str], marker: Path, s
     assert secret.encode() not in every_object(repo.path / ".git")
 
 
-@pytest.mark.parametrize("form", range(8))
+@pytest.mark.parametrize("form", range(15))
 def test_a_secret_as_a_word_of_a_checks_command_line_is_refused_before_it_runs(run_repo: Repo, tmp_path: Path,
                                                                               form: int) -> None:
     marker = tmp_path / "ran"
@@ -237,6 +244,8 @@ def test_effects_services_and_contract_commands_refuse_a_secret_word_too(run_rep
              marker, WORD)
     _refused(run_repo, run_repo.sg("amend", "--inspect", f"curl -u ada:{WORD} https://example.invalid/",
                                    "--reason", "r"), marker, WORD)
+    _refused(run_repo, run_repo.sg("effect", "run", "--key", "k1", "--kind", "x", "--repeatable", "--", "bash", "-eu",
+                                   "-c", f"touch {marker}; sshpass -p {WORD} true"), marker, WORD)
 
 
 def test_ordinary_options_that_take_a_word_still_run(run_repo: Repo, tmp_path: Path) -> None:
@@ -244,6 +253,7 @@ def test_ordinary_options_that_take_a_word_still_run(run_repo: Repo, tmp_path: P
     py = sys.executable
     for argv in ([py, "-c", "pass", "-p", "8080"], [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co",
                                                      "tests"], [py, "-c", "pass", "--password", "$DB_PASSWORD"],
+                 [py, "-c", "pass", "--token", "1500", "--include-token", "y"],
                  ["sh", "-c", "exit 0; mysql -p db; docker run -p 8080:80 img; gh auth login --with-token"]):
         run_repo.ok("check", "--name", "ordinary", "--", *argv)
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shiftgit.ledger.secrets import Finding, argv_secret, find_secrets, redact, redact_obj
+from shiftgit.ledger.argvsecrets import argv_secret
+from shiftgit.ledger.secrets import Finding, find_secrets, redact, redact_obj
 
 B62 = string.ascii_letters + string.digits
 GITHUB = "ghp_" + "Q7fK2xLm9Pz4Rt8Wv1Ny6Bc3Hd5Js0Ga2Ek7"
@@ -381,6 +382,20 @@ ARGV_SECRETS = [  # (argv, the index of the word holding the secret)
     (["curl", "-u", f"ada:{PW}", "https://x"], 2), (["curl", f"--user=ada:{PW}"], 1), (["curl", f"-uada:{PW}"], 1),
     (["env", "PGPASSWORD=" + PW[:2], "psql"], 1), (["docker", "exec", "db", "mysql", "-p" + PW], 4),
     (["sh", "-c", f"cd /srv && PGPASSWORD={PW} psql -h db"], 2), (["bash", "-lc", f"mysql -p{PW} db"], 2),
+    # a shell's own options before (or around) its -c: the script is still read
+    (["sh", "-e", "-c", f"mysql -p{PW} db"], 3), (["bash", "-eu", "-c", f"sshpass -p {PW} true"], 3),
+    (["bash", "-x", "-c", f"mysql -p{PW}"], 3), (["bash", "--norc", "-c", f"mysql -p{PW}"], 3),
+    (["bash", "-o", "pipefail", "-c", f"mysql -p{PW}"], 4), (["/bin/bash", "-ce", f"redis-cli -a {PW}"], 2),
+    (["sh", "-c", f"bash -e -c 'mysql -p{PW}'"], 2), (["sudo", "-u", "pg", "sh", "-e", "-c", f"mysql -p{PW}"], 6),
+    # variables, programs, options and headers the first tables missed
+    (["MYSQL_PWD=" + PW, "mysql"], 0), (["env", "DB_PW=" + PW, "app"], 1), (["MYSQL_PWD=1234", "mysql"], 0),
+    (["docker", "login", "-u", "me", "-p", PW, "reg"], 5), (["podman", "login", "-p" + PW, "quay.io"], 2),
+    (["helm", "registry", "login", "r", "-p", PW], 5), (["openssl", "rsa", "-in", "k", "-passin", "pass:" + PW], 5),
+    (["openssl", "pkcs12", "-passout", "pass:" + PW], 3), (["tool", "--secret", PW + "7"], 2),
+    (["tool", "--api-secret", PW], 2), (["tool", "--client-secret=" + PW], 1), (["plink", "-pw", PW, "host"], 2),
+    (["tool", "--password", "1234"], 2), (["curl", "-H", f"Authorization: Bearer {PW[:6]}123456", "https://x"], 2),
+    (["curl", "--header=X-API-Key: " + PW, "x"], 1), (["curl", "-H", "Private-Token: " + PW, "x"], 2),
+    (["http", "x", f"Authorization:Bearer {PW}"], 2), (["vault", "login", PW + "9"], 2),
 ]
 ARGV_CLEAN = [
     ["python", "-m", "http.server", "-p", "8080"], ["pytest", "-p", "no:cacheprovider"], ["mysql", "-p", "mydb"],
@@ -389,6 +404,18 @@ ARGV_CLEAN = [
     ["aws", "s3api", "list-objects", "--starting-token", "eyJhbGciOi"], ["make", "MAX_TOKENS=4096"],
     ["curl", "-u", "ada", "https://x"], ["sh", "-c", "TOKEN=$(cat token.txt) ./deploy"], ["bash", "--norc", "x"],
     ["python", "-c", "import os; token = os.environ['TOKEN']", "--password"], ["hf", "--pad-token", "[PAD]"],
+    # counts, flags, names and references where a secret option or variable would take a secret
+    ["tool", "--token", "1500"], ["tool", "--include-token", "y"], ["llm", "--max-tokens", "100"], ["GH_TOKEN=0", "x"],
+    ["BYPASS_CACHE=1", "make"], ["env", "PWD=/tmp", "OLDPWD=/srv", "ls"], ["tool", "--secret-file", "/run/s"],
+    ["docker", "build", "--secret", "id=npmrc,src=.npmrc", "."], ["docker", "service", "create", "--secret", "db_pw"],
+    ["docker", "login", "-u", "me", "--password-stdin", "reg"], ["docker", "login", "-u", "me", "-p", "$PW", "reg"],
+    ["openssl", "rsa", "-passin", "env:PW"], ["openssl", "enc", "-pass", "file:/run/pw"],
+    ["openssl", "enc", "-pass", "stdin"],
+    ["bash", "-o", "pipefail", "-c", "make test"], ["bash", "script.sh", "-c", "x"], ["sh", "-ec", "mysql -p db"],
+    ["curl", "-H", "Accept: application/json", "x"], ["curl", "-H", "Authorization: Bearer $TOKEN", "x"],
+    ["grep", "-Hn", "token", "src"], ["git", "commit", "-m", "Authorization: use bearer tokens now"],
+    ["vault", "login", "-method=userpass", "username=ada"], ["ssh", "-p", "2222", "host"],
+    ["sshpass", "-e", "ssh", "h"],
 ]
 
 

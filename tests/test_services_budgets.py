@@ -143,6 +143,34 @@ def test_stop_signals_the_process_it_checked_never_the_group_of_the_recorded_pid
         bystander.wait()
 
 
+@pytest.mark.parametrize("identity", ["no start", "no boot", "none"])
+def test_stop_signals_nothing_a_record_does_not_identify(effects_repo: Repo, started: list[int], identity: str) -> None:
+    """A hand-edited (or merged) record names a live pid but no start time or boot to tell it is the service: `stop`
+    refuses in one line and signals nothing; the victim process and its group live on, the record stays as it was."""
+    effects_repo.ok("service", "start", "--name", "sleeper", "--", sys.executable, "-c", "import time; time.sleep(60)")
+    started.append(service_row(effects_repo, "sleeper")["pid"])
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        path = effects_repo.ledger_path("demo")
+        document = json.loads(path.read_text())
+        record = document["effects"][0]
+        record["pid"], record["process"] = victim.pid, procs.identity(victim.pid)
+        if identity == "none":
+            del record["process"]
+        else:
+            record["process"]["start" if identity == "no start" else "boot"] = None
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        proc = effects_repo.sg("service", "stop", "--name", "sleeper")
+        assert victim.poll() is None, "stop signalled a process its record does not identify"
+        assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "does not identify the process" in proc.stderr and "by hand" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert effects_repo.ledger("demo")["effects"][0]["state"] == "completed"
+    finally:
+        victim.kill()
+        victim.wait()
+
+
 def test_a_service_outlives_the_shiftgit_process_that_started_it(effects_repo: Repo, started: list[int],
                                                                 tmp_path: Path) -> None:
     marker = tmp_path / "ticks"

@@ -1,10 +1,9 @@
 """The side-effect ledger (SPEC §2, §7): each key runs at most once; an unknown outcome waits for a human.
 
-`effect run` writes `planned`, then `attempted` (with the runner's identity), each durably, before
-the command starts; then `completed` or `failed` with the result. A record left `attempted` by a
-process that is gone is shown as `unknown` and refused until `effect reconcile`. The command runs
-in its own process group, dies with the shiftgit process (parent-death signal) and so do its
-children (a watchdog kills the group).
+`effect run` writes `planned`, then `attempted` (with the runner's identity), each durably, before the command
+starts; then `completed` or `failed` with the result. A record left `attempted` by a process that is gone is shown
+as `unknown` and refused until `effect reconcile`. The command runs in its own process group, dies with the
+shiftgit process (parent-death signal) and so do its children (a watchdog kills the group).
 """
 
 from __future__ import annotations
@@ -23,10 +22,11 @@ from shiftgit.effects import approvals, external
 from shiftgit.effects.approvals import now_iso, validate_key
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.evidence import runner as evidence
+from shiftgit.ledger.argvsecrets import argv_secret
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import FINISH_STATUSES, Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import argv_secret, find_secrets, redact
+from shiftgit.ledger.secrets import find_secrets, redact
 from shiftgit.ledger.store import Store
 
 REVERSIBILITY = ("repeatable", "reversible", "irreversible")

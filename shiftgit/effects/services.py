@@ -27,10 +27,10 @@ from shiftgit import procs
 from shiftgit.effects.approvals import now_iso
 from shiftgit.effects.runner import check_kind, check_open, history_with, put, view, workdir_of
 from shiftgit.errors import CheckFailed, UsageError
+from shiftgit.ledger.argvsecrets import argv_secret
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import argv_secret
 from shiftgit.ledger.store import Store
 
 KIND = "service"
@@ -160,7 +160,10 @@ def _settle(store: Store, run: str, key: str, state: str, fields: dict[str, Any]
 
 
 def stop(store: Store, run: str, name: str) -> Effect:
-    """Stop a recorded service (its whole process group) and record it as compensated."""
+    """Stop a recorded service (its whole process group) and record it as compensated.
+
+    Only a process the record identifies (host, boot, pid and start time, all matching) is signalled: a live pid
+    under a record without them (hand-edited, merged from elsewhere) is refused, never guessed at."""
     validate_name(name)
     effect = next(reversed(starts(store.read(run), name)), None)
     if effect is None:
@@ -172,11 +175,15 @@ def stop(store: Store, run: str, name: str) -> Effect:
         raise CheckFailed(f"service {name!r} is {effect.state}, with no process recorded; settle it with "
                           f"`shiftgit effect reconcile {effect.key} --state failed|compensated`")
     was, pid = "was not running", effect.pid
-    if is_running(effect):
+    if procs.is_identified(effect.process):
         assert effect.process is not None
         pid = effect.process["pid"]
         _terminate(effect.process)
         was = "stopped"
+    elif is_running(effect) or (effect.process is None and procs.pid_exists(pid)):
+        raise CheckFailed(f"service {name!r}: pid {pid} runs, but the record does not identify the process (no start "
+                          "time and boot of its own), so nothing was signalled; stop it by hand, then run "
+                          f"`shiftgit effect reconcile {effect.key} --state compensated`")
     return _settle(store, run, effect.key, "compensated", {"result": f"{was} (pid {pid})"})
 
 

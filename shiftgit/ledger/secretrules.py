@@ -21,7 +21,7 @@ def compiled(pattern: str) -> re.Pattern[str]:
 
 # -- value checks ----------------------------------------------------------------------------
 
-_LITERALS = frozenset(
+LITERALS = frozenset(
     "true false null none nil undefined required optional redacted hidden masked secret secrets "
     "pass password passwd token tokens changeme string empty unset default example placeholder".split()
 )
@@ -44,7 +44,7 @@ def _has_both_cases(value: str) -> bool:
 
 def _is_stand_in(value: str) -> bool:
     """A reference, placeholder or literal where a secret would go."""
-    return value.lower() in _LITERALS or compiled(_STAND_IN).match(value) is not None
+    return value.lower() in LITERALS or compiled(_STAND_IN).match(value) is not None
 
 
 def _is_secret_like(value: str) -> bool:
@@ -238,50 +238,3 @@ codecs.register_error("shiftgit-fold", _fold_error)
 def ascii_folded(text: str) -> str:
     """`text` with every non-ASCII character replaced by DEL (no rule's token or key character)."""
     return text if text.isascii() else text.encode("ascii", "shiftgit-fold").decode("ascii")
-
-
-# -- secrets as words of a command line (secrets.argv_secret) ----------------------------------------
-
-# Options named for a secret take it as their value (`--password S`, `--db-token=S`, keytool's `-storepass S`);
-# not these, which name something else (`--no-password`, `--with-token`, pagination and tokenizer tokens).
-_SECRET_OPTION_ENDS = ("password", "passwd", "passphrase", "token", "apikey", "api-key", "api_key", "secret-key",
-                       "secret_key", "client-secret", "client_secret", "app-secret", "app_secret", "-pass", "_pass",
-                       "storepass", "keypass")
-_NOT_SECRET_OPTIONS = tuple(f"{word}-" for word in (
-    "no ask prompt with use read show print skip reset change generate forget max min num "
-    "starting next continuation page pad eos bos sep unk cls mask").split())
-# Programs whose short option takes a password: (option, whether the password may be the next word; else only
-# attached, `-pS`: mysql's `-p DB` asks for the password and names a database).
-PASSWORD_OPTIONS: dict[str, tuple[str, bool]] = {
-    **{tool: ("-p", False) for tool in (
-        "mysql mysqldump mysqladmin mysqlimport mysqlcheck mysqlshow mysqlslap mysqlpump mysqlbinlog "
-        "mariadb mariadb-dump mariadb-admin mariadb-import mariadb-check mariadb-show mariadb-binlog "
-        "7z 7za 7zr").split()},
-    **{tool: ("-p", True) for tool in "sshpass mongo mongosh mongodump mongorestore mongoexport mongoimport".split()},
-    "redis-cli": ("-a", True), "zip": ("-P", True), "unzip": ("-P", True),
-}
-USER_OPTIONS = {"curl": ("-u", "--user", "-U", "--proxy-user")}  # `user:password`
-SHELLS = frozenset("sh bash dash zsh ksh mksh ash".split())  # `sh -c SCRIPT`: the script's words are read too
-SHELL_SCRIPT_OPTION = r"-[A-Za-z]*c"  # `-c`, `-lc`, `-euc`
-COMMAND_ENDS = frozenset((";", "&&", "||", "|", "&"))
-_REFERENCE = r"\$|%\w+%$|<[^>]*>$|\{\{|\[REDACTED:|\*+$"  # `$VAR`, `%VAR%`, `<password>`, `{{ x }}`, a mask
-_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-
-
-def is_secret_option(word: str) -> bool:
-    """`--password`, `--db-token`, `-storepass`: an option whose value is a secret."""
-    name = word.lstrip("-").lower()
-    return word.startswith("-") and len(name) > 1 and (name == "pass" or name.endswith(_SECRET_OPTION_ENDS)) \
-        and not name.startswith(_NOT_SECRET_OPTIONS)
-
-
-def is_secret_value(value: str) -> bool:
-    """What follows a password option is the password, unless it is a reference or a stand-in (`$PW`, `<pw>`)."""
-    return bool(value) and value.lower() not in _LITERALS and compiled(_REFERENCE).match(value) is None
-
-
-def is_secret_env(word: str) -> bool:
-    """`PGPASSWORD=S` (before a command, after `env`, in `--build-arg`): a variable named for a secret, set."""
-    name, eq, value = word.partition("=")
-    return bool(eq) and compiled(_ENV_NAME).fullmatch(name) is not None and len(word.split()) == 1 \
-        and compiled(SECRET_KEY).fullmatch(name) is not None and is_secret_value(value)

@@ -17,34 +17,25 @@ import re
 from collections.abc import Iterator
 
 from shiftgit.ledger.secretrules import (
-    COMMAND_ENDS,
     CONTEXTS,
     KEY_OWNERS,
-    PASSWORD_OPTIONS,
     SECRET_KEY,
-    SHELL_SCRIPT_OPTION,
-    SHELLS,
     TOKEN_CHARS,
     TOKENS,
-    USER_OPTIONS,
     ContextRule,
     ascii_folded,
     compiled,
     is_assigned,
-    is_secret_env,
-    is_secret_option,
-    is_secret_value,
     random_spans,
 )
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import NamedTuple
 else:
     from shiftgit.tuples import NamedTuple
 
-__all__ = ["SEPARATOR_TEXT", "Finding", "argv_secret", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
+__all__ = ["SEPARATOR_TEXT", "Finding", "find_secrets", "find_secrets_in_json", "redact", "redact_obj"]
 
 
 class Finding(NamedTuple):
@@ -161,81 +152,6 @@ def find_secrets_in_json(text: str, *, entropy: bool = True) -> list[Finding]:
         if plain != text:
             found += [f for f in find_secrets(plain, entropy=entropy) if f.rule not in {g.rule for g in found}]
     return found
-
-
-# -- command lines -----------------------------------------------------------------------------
-
-def argv_secret(argv: Sequence[str]) -> str | None:
-    """Where a command line holds a secret, said without repeating it (`argv[2], the word after --password`);
-    None when it holds none.
-
-    Besides what `find_secrets` finds in an argument, a secret can be a word of its own: the value of an option
-    named for one (`--password S`, `--api-key=S`), a variable named for one (`PGPASSWORD=S psql`), `-pS` after
-    mysql and its kin, `-p S` after sshpass, the password in `curl -u user:S`. A shell's `-c` script is split
-    like the shell would and read the same way.
-    """
-    joined = "\0".join(argv)
-    found = find_secrets(joined)
-    if found:
-        return f"argv[{joined.count(chr(0), 0, found[0].start)}], {found[0].rule}"
-    said = _in_words(argv)
-    if said is not None:
-        return f"argv[{said[0]}], {said[1]}"
-    for index, word in enumerate(argv):
-        if index >= 2 and compiled(SHELL_SCRIPT_OPTION).fullmatch(argv[index - 1]) \
-                and argv[index - 2].rsplit("/", 1)[-1] in SHELLS:
-            said = _in_words(_shell_words(word))
-            if said is not None:
-                return f"argv[{index}] (a shell script), {said[1]}"
-    return None
-
-
-def _shell_words(script: str) -> list[str]:
-    import shlex  # here: only a shell script is split
-
-    try:
-        return shlex.split(script)
-    except ValueError:
-        return script.split()
-
-
-def _in_words(words: Sequence[str]) -> tuple[int, str] | None:
-    """The first word that is a secret by its place among the words, and why; None when there is none."""
-    tool = ""  # the program a password option belongs to, as far as the words tell
-    for index, word in enumerate(words):
-        following = words[index + 1] if index + 1 < len(words) else ""
-        if word in COMMAND_ENDS:
-            tool = ""
-        elif word.rsplit("/", 1)[-1] in PASSWORD_OPTIONS or word.rsplit("/", 1)[-1] in USER_OPTIONS:
-            tool = word.rsplit("/", 1)[-1]
-        elif is_secret_env(word):
-            return index, f"a value of {word.partition('=')[0]}"
-        elif word.startswith("-"):
-            said = _option_secret(word, following, tool)
-            if said is not None:
-                return index + said[0], said[1]
-    return None
-
-
-def _option_secret(word: str, following: str, tool: str) -> tuple[int, str] | None:
-    """(0 for this word, 1 for the next, why) when option `word` (after program `tool`) gives a secret."""
-    option, eq, value = word.partition("=")
-    if is_secret_option(option):
-        if eq:
-            return (0, f"the value of {option}") if is_secret_value(value) else None
-        if following[:1] != "-" and is_secret_value(following):
-            return 1, f"the word after {option}"
-    short, separate = PASSWORD_OPTIONS.get(tool, ("", False))
-    if short and word.startswith(short) and len(word) > len(short) and is_secret_value(word[len(short):]):
-        return 0, f"a password attached to {tool}'s {short}"
-    if short and separate and word == short and is_secret_value(following):
-        return 1, f"the word after {tool}'s {short}"
-    for user in USER_OPTIONS.get(tool, ()):
-        given = value if eq and option == user else following if word == user else \
-            word[len(user):] if not user.startswith("--") and word.startswith(user) else ""
-        if is_secret_value(given.partition(":")[2]):
-            return (1 if word == user else 0), f"the password in {tool}'s {user} user:password"
-    return None
 
 
 # -- redaction ---------------------------------------------------------------------------------

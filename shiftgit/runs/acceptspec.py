@@ -27,7 +27,7 @@ def parse(values: Sequence[str]) -> tuple[Acceptance, ...]:
             raise UsageError(f"--accept {name}: the command does not parse ({exc}); nothing was written") from None
         if not argv:
             raise UsageError(f"--accept {name}= has no command; write it as {name}=CMD; nothing was written")
-        from shiftgit.ledger.secrets import argv_secret  # here: the regular expressions load only for --accept
+        from shiftgit.ledger.argvsecrets import argv_secret  # here: the regular expressions load only for --accept
 
         where = argv_secret(argv)
         if where is not None:

@@ -13,12 +13,13 @@ from shiftgit.evidence import runner as evidence
 from shiftgit.evidence.outcomes import parse_outcome
 from shiftgit.git.scope import in_scope as in_scope  # re-exported: runs.in_scope
 from shiftgit.ledger import trustdb as trust
+from shiftgit.ledger.argvsecrets import argv_secret
 from shiftgit.ledger.model import (
     Check,
     Ledger,
 )
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import argv_secret, redact
+from shiftgit.ledger.secrets import redact
 from shiftgit.ledger.store import Store
 from shiftgit.runs.contract import new_id, now_iso
 

@@ -131,7 +131,7 @@ def plan_commands(values: Sequence[str], flag: str) -> list[tuple[tuple[str, ...
             raise UsageError(f"{flag} {value!r} does not parse ({exc}); nothing was written") from None
         if not argv:
             raise UsageError(f"{flag} needs a command, e.g. {flag} 'psql -c \"select 1\"'; nothing was written")
-        from shiftgit.ledger.secrets import argv_secret  # here: the regular expressions load only for a command
+        from shiftgit.ledger.argvsecrets import argv_secret  # here: the regular expressions load only for a command
 
         where = argv_secret(argv)
         if where is not None:
