@@ -266,3 +266,20 @@ def test_hooks_outside_the_git_dir_and_the_work_tree_are_found_where_init_put_th
     repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")  # found without asking git where they are
     assert all(install.is_ours(shared / hook) for hook in RUN_HOOKS)
     assert not any((repo.path / ".git" / "hooks" / hook).exists() for hook in RUN_HOOKS)
+
+
+def test_a_pull_that_brings_an_active_ledger_installs_them_for_a_cherry_pick(idle: Repo, tmp_path: Path) -> None:
+    clone = _clone(idle, tmp_path, "clone")
+    clone.ok("init", "--hooks", "git")  # no run anywhere yet: idle
+    idle.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    assert idle.commit("start demo").returncode == 0
+    clone.git("pull", "-q", "--no-rebase")  # the post-merge hook sees the ledger say active
+    assert all(install.is_ours(hooks_dir(clone) / hook) for hook in RUN_HOOKS)
+    idle.git("checkout", "-q", "-b", "side")
+    idle.write("calc.py", CALC + "# side\n")
+    idle.ok("checkpoint", "--step", "on side")
+    assert idle.commit("side step").returncode == 0
+    clone.git("fetch", "-q", "origin")
+    clone.git("cherry-pick", "origin/side")  # no pre-commit hook, no checkpoint here
+    proc = clone.run(["git", "notes", "--ref=shift", "show", "HEAD"])
+    assert proc.returncode == 0 and "demo #1" in proc.stdout, proc.stderr

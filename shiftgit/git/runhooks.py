@@ -4,6 +4,7 @@ While no run is active (no SHIFT_RUN, no active-run pointer, no ledger whose sta
 the hooks only a run needs (each is a process git starts at every commit): the first thing that needs
 them installs them, before git looks for them (git finds each hook when it runs it): a run's start, resume or
 adoption, every checkpoint (a commit that follows one may skip the pre-commit hook: `--no-verify`, a cherry-pick),
+a merge that brings a ledger saying so (a `git pull`: the post-merge hook, when the merge changed a ledger),
 and the pre-commit shim, which passes its folder to Python (SHIFT_ADD_HOOKS) when it goes on with them missing (an
 active run, SHIFT_SKIP, a staged ledger). Each is added on its own: one that cannot be does not stop the other.
 `init` notes the folder when it is not the git dir's `hooks/` (install.FOLDER_NOTE), so a checkpoint finds the
@@ -12,6 +13,7 @@ shims with no git process: two file reads when they are there.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -67,3 +69,39 @@ def add_shim_hooks(folder: str) -> None:
         problems = [f"could not add the commit-msg and post-commit hooks a run needs: {exc}"]
     for problem in problems:
         print(f"shiftgit pre-commit: {problem}", file=sys.stderr)
+
+
+def ledger_says_active(runs: Path) -> bool:
+    """A ledger under RUNS (`.shift/runs`) says its run is "active", or cannot be read (counted as active)."""
+    from shiftgit import rawjson
+
+    try:
+        names = os.listdir(runs)
+    except OSError:
+        return False
+    for name in names:
+        try:
+            document = rawjson.loads((runs / name / "ledger.json").read_bytes())
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (OSError, ValueError):
+            return True
+        status = document.get("status") if isinstance(document, dict) else None
+        if not isinstance(status, str) or status == "active":
+            return True
+    return False
+
+
+def after_merge(root: str) -> None:
+    """A merge changed ledgers (a `git pull`): when one says its run is active, the run hooks, for what may follow
+    here before any checkpoint with no pre-commit shim to add them (a cherry-pick, `commit --no-verify`)."""
+    from shiftgit.errors import ShiftError
+
+    if not ledger_says_active(Path(root, ".shift", "runs")):
+        return
+    try:
+        problems = add_repo_run_hooks(Repo.open(root))
+    except ShiftError:
+        return
+    for problem in problems:
+        print(f"shiftgit post-merge: {problem}", file=sys.stderr)

@@ -47,14 +47,12 @@ def _idle(store: Store) -> bool:
     `checkpoint` finds the run by discovery, and a `commit --no-verify` or a cherry-pick runs no pre-commit shim);
     a ledger that cannot be read counts as active."""
     from shiftgit.errors import ShiftError
-    from shiftgit.ledger.discovery import read_info
+    from shiftgit.git import runhooks
 
     try:
-        if store.active_run() is not None:
-            return False
+        return store.active_run() is None and not runhooks.ledger_says_active(store.inside("runs"))
     except ShiftError:
         return False
-    return all(read_info(store, run).status not in ("active", None) for run in store.run_ids())
 
 
 def store_line(store: Store, created: bool) -> str:
