@@ -21,6 +21,8 @@ from shiftgit.errors import UsageError
 from shiftgit.git import install
 from shiftgit.repo import Repo
 
+LOST = {"commit-msg": "no Shift- trailers in the run's commits", "post-commit": "no handoff notes on them"}
+
 
 def add_run_hooks(folder: Path) -> list[str]:
     """The run hooks beside a pre-commit shim of ours in `folder`, with its interpreter and package, where they are
@@ -38,8 +40,7 @@ def add_run_hooks(folder: Path) -> list[str]:
         try:
             install.put_shims(folder, [hook], python, install.recorded(text, "package"))
         except (OSError, UsageError) as exc:
-            problems.append(f"could not add the {hook} hook a run needs (no handoff note or trailers without it): "
-                            f"{exc}")
+            problems.append(f"could not add the {hook} hook a run needs (without it: {LOST[hook]}): {exc}")
     return problems
 
 
