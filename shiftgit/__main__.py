@@ -164,10 +164,10 @@ def hook_main(args: list[str]) -> NoReturn:
             if not plain_in_files(env, os.getcwd()):  # the config files do not settle it: git's `config` does
                 wanted.append(rawgit.TRAILER_CONFIG)
             rawgit.prestart(wanted, env)
-        if missing:  # added while git works (git/install.py)
-            from shiftgit.git import install
+        if missing:  # added while git works (git/runhooks.py)
+            from shiftgit.git import runhooks
 
-            install.add_shim_hooks(missing)
+            runhooks.add_shim_hooks(missing)
     _leave(_main(["hook", *args], True))
 
 

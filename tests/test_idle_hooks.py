@@ -183,3 +183,103 @@ def test_hooks_in_the_work_tree_are_all_installed_at_once(repo: Repo) -> None:
     repo.git("config", "core.hooksPath", ".githooks")  # committed hooks: a start must not add files to commit
     repo.ok("init", "--hooks", "git")
     assert all((repo.path / ".githooks" / hook).is_file() for hook in RUN_HOOKS)
+
+
+def _clone(origin: Repo, tmp_path: Path, name: str) -> Repo:
+    origin.git("clone", "-q", str(origin.path), str(tmp_path / name))
+    return Repo(tmp_path / name)
+
+
+def _no_verify(repo: Repo, message: str) -> str | None:
+    """`git add -A && git commit --no-verify` (no pre-commit shim to add the hooks): the note it got, if any."""
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--no-verify", "-m", message)
+    proc = repo.run(["git", "notes", "--ref=shift", "show", "HEAD"])
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def test_init_in_a_clone_whose_ledger_says_a_run_is_active_installs_every_hook(idle: Repo, tmp_path: Path) -> None:
+    idle.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    assert idle.commit("start demo").returncode == 0
+    clone = _clone(idle, tmp_path, "clone")
+    clone.ok("init", "--hooks", "git")  # no active-run pointer in a fresh clone, but the committed ledger says active
+    assert all(install.is_ours(hooks_dir(clone) / hook) for hook in RUN_HOOKS)
+    clone.write("calc.py", CALC + "# clone\n")
+    clone.ok("checkpoint", "--step", "in the clone")  # the run found by discovery, from the ledger's status
+    assert "demo #1" in (_no_verify(clone, "clone step") or "")
+
+
+def test_a_checkpoint_installs_them_for_a_commit_that_skips_the_pre_commit_hook(idle: Repo, tmp_path: Path) -> None:
+    clone = _clone(idle, tmp_path, "clone")
+    clone.ok("init", "--hooks", "git")  # no run anywhere yet: idle
+    assert not any(os.path.lexists(hooks_dir(clone) / hook) for hook in RUN_HOOKS)
+    idle.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    assert idle.commit("start demo").returncode == 0
+    clone.git("pull", "-q", "--no-rebase")  # brings a ledger that says active: no hook of ours adds them
+    clone.write("calc.py", CALC + "# clone\n")
+    clone.ok("checkpoint", "--step", "in the clone")
+    assert all(install.is_ours(hooks_dir(clone) / hook) for hook in RUN_HOOKS)
+    assert "demo #1" in (_no_verify(clone, "clone step") or "")
+
+
+def _taken_slot(repo: Repo, hook: str = "commit-msg") -> Path:
+    """A hook of someone else's where ours would go, its `.pre-shiftgit` slot taken too (a tool rewrote the hook
+    after an earlier `init` had moved the first one aside)."""
+    folder = hooks_dir(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in (hook, hook + ".pre-shiftgit"):
+        (folder / name).write_text("#!/bin/sh\nexit 0\n")
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def test_an_idle_init_refuses_a_run_hook_it_could_not_install_later(repo: Repo) -> None:
+    folder = _taken_slot(repo)
+    proc = repo.sg("init", "--hooks", "git")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "commit-msg.pre-shiftgit exists too" in proc.stderr
+    assert "shiftgit init --hooks git" in proc.stderr
+    assert not (repo.path / ".shift").exists() and not (folder / "pre-commit").exists()  # nothing written
+
+
+def test_start_and_resume_say_when_a_run_hook_cannot_be_installed(idle: Repo, tmp_path: Path) -> None:
+    folder = _taken_slot(idle)
+    proc = idle.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    problems = [line for line in proc.stderr.splitlines() if "could not add the commit-msg hook" in line]
+    assert len(problems) == 1 and "merge them into commit-msg.pre-shiftgit" in problems[0], proc.stderr
+    assert install.is_ours(folder / "post-commit")  # each hook on its own: the other one is there
+    assert idle.commit("start demo").returncode == 0
+    idle.write("calc.py", CALC + "# step\n")
+    idle.ok("checkpoint", "--step", "a step")
+    code, err, _ = commit(idle, "a step", tmp_path)
+    assert code == 0 and data_note(idle) is not None, err
+    idle.ok("stop", "--reason", "user_paused")
+    proc = idle.sg("resume", "demo", "--no-run")
+    assert proc.stderr.count("could not add the commit-msg hook") == 1, proc.stderr
+
+
+def test_hooks_outside_the_git_dir_and_the_work_tree_are_found_where_init_put_them(repo: Repo, tmp_path: Path) -> None:
+    shared = tmp_path / "shared-hooks"
+    repo.git("config", "core.hooksPath", str(shared))
+    repo.ok("init", "--hooks", "git")
+    assert (shared / "pre-commit").is_file() and not any((shared / hook).exists() for hook in RUN_HOOKS)
+    repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")  # found without asking git where they are
+    assert all(install.is_ours(shared / hook) for hook in RUN_HOOKS)
+    assert not any((repo.path / ".git" / "hooks" / hook).exists() for hook in RUN_HOOKS)
+
+
+def test_a_pull_that_brings_an_active_ledger_installs_them_for_a_cherry_pick(idle: Repo, tmp_path: Path) -> None:
+    clone = _clone(idle, tmp_path, "clone")
+    clone.ok("init", "--hooks", "git")  # no run anywhere yet: idle
+    idle.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    assert idle.commit("start demo").returncode == 0
+    clone.git("pull", "-q", "--no-rebase")  # the post-merge hook sees the ledger say active
+    assert all(install.is_ours(hooks_dir(clone) / hook) for hook in RUN_HOOKS)
+    idle.git("checkout", "-q", "-b", "side")
+    idle.write("calc.py", CALC + "# side\n")
+    idle.ok("checkpoint", "--step", "on side")
+    assert idle.commit("side step").returncode == 0
+    clone.git("fetch", "-q", "origin")
+    clone.git("cherry-pick", "origin/side")  # no pre-commit hook, no checkpoint here
+    proc = clone.run(["git", "notes", "--ref=shift", "show", "HEAD"])
+    assert proc.returncode == 0 and "demo #1" in proc.stdout, proc.stderr

@@ -122,6 +122,7 @@ def resumed(report: dict[str, Any], as_json: bool, context: str | None = None) -
 
         before.append(f"shiftgit: {takeover.adopt_text(report['adopt'])}")
     before += [f"shiftgit: recorded in another clone: {line}" for line in report.get("effects_brought", ())]
+    before += [f"shiftgit: warning: {line}" for line in report.get("hook_problems", ())]
     if as_json:
         out = json_text(report)
     else:

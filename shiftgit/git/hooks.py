@@ -283,10 +283,15 @@ def post_rewrite(ctx: Context) -> int:
 
 
 def post_merge(ctx: Context) -> int:
-    """A merge commit that merged ledgers gets its note like any commit (not a squash: no commit yet)."""
+    """A merge commit that merged ledgers gets its note like any commit (not a squash: no commit yet); the run
+    hooks are added when a ledger says its run is active."""
     if ctx.args[:1] == ["1"]:
         return 0
-    return post_commit(ctx)
+    code = post_commit(ctx)
+    from shiftgit.git import runhooks
+
+    runhooks.after_merge(ctx.root)  # a ledger it brought may say a run is active: git/runhooks.py
+    return code
 
 
 # -- pre-push: the gate, again, over what is pushed -------------------------------------------------

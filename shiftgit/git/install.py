@@ -9,17 +9,14 @@ on `sys.path`. A hook already there is moved aside to `<name>.pre-shiftgit` and 
 runs it first. Installing again updates the shims and never moves a shim of ours. Nothing outside
 the repository (no global config) is touched.
 
-While no run is active, `init` leaves out the hooks only a run needs (RUN_HOOKS: each is a process git starts at
-every commit): the first thing that needs them installs them, before git looks for them (git finds each hook
-when it runs it): a run's start, resume or take-over, and the pre-commit shim, which passes its folder to
-Python (SHIFT_ADD_HOOKS) when it goes on with them missing (an active run, SHIFT_SKIP, a staged ledger).
+While no run is active (no SHIFT_RUN, no active-run pointer, no ledger whose status is "active"), `init` leaves out
+the hooks only a run needs (RUN_HOOKS): git/runhooks.py adds them when a run needs them. `init` notes the folder
+when it is not the git dir's `hooks/` (FOLDER_NOTE), so they are found there with no git process.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -31,6 +28,7 @@ RUN_HOOKS = ("commit-msg", "post-commit")  # idle, they only exit: installed whe
 MARK = b"installed by `shiftgit init --hooks git`"
 LEGACY_MARK = b"\n# installed by shiftgit\n"  # the shims of shiftgit 0.1's placeholder
 SAVED = ".pre-shiftgit"
+FOLDER_NOTE = "hooks-folder"  # in the common git dir's shift/: the folder `init` put the shims in, when not hooks/
 TEMPLATE = "git-hook.sh"
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 INSTALL_HINT = ("pre-commit install --hook-type pre-commit --hook-type commit-msg --hook-type post-commit "
@@ -62,15 +60,19 @@ def launcher_text(name: str, python: str, package: str | None = None) -> str:
     """The shell template `hooks/NAME` with the interpreter and the folder holding the shiftgit package filled in:
     what a script starting `python -S` with that folder on `sys.path` records (git hook shims, agents/launcher.py)."""
     where = package or str(Path(__file__).resolve().parents[2])  # the folder holding this shiftgit package
+    import shlex
+
     return template(name).replace("@PYTHON@", shlex.quote(python)).replace("@PACKAGE@", shlex.quote(where))
 
 
 def recorded_python(text: str) -> str | None:
     """The interpreter a script `launcher_text` rendered records (its `python=` line), as the shell reads it."""
-    return _recorded(text, "python")
+    return recorded(text, "python")
 
 
-def _recorded(text: str, name: str) -> str | None:
+def recorded(text: str, name: str) -> str | None:
+    import shlex
+
     for line in text.splitlines():
         if line.startswith(f"{name}="):
             words = shlex.split(line[len(name) + 1:], comments=True)
@@ -87,59 +89,59 @@ def shim(hook: str, python: str, package: str | None = None) -> str:
 
 def install_git_hooks(repo: Repo, python: str | None = None, *, idle: bool = False) -> list[str]:
     """Write the shims; keep and chain hooks that were there. Idempotent. `idle` (no run is active): RUN_HOOKS
-    only where shims of ours are already (updated), the rest when a run needs them (`add_run_hooks`)."""
+    only where shims of ours are already (updated), the rest when a run needs them (git/runhooks.py)."""
     interpreter = os.path.abspath(python or sys.executable)
     folder = hooks_dir(repo)
+    check_hooks(folder)  # before anything is written
     folder.mkdir(parents=True, exist_ok=True)
     (repo.git_dir / "shift").mkdir(exist_ok=True)  # where the shims leave notes for each other
+    _note_folder(repo, folder)
     # a folder in the work tree (core.hooksPath): a start adding hooks there would add files to commit
     idle = idle and (_inside(folder, repo.common_dir) or not _inside(folder, repo.root))
     wanted = [hook for hook in HOOKS if not idle or hook not in RUN_HOOKS or is_ours(folder / hook)]
-    lines = _install(folder, wanted, interpreter)
+    lines = put_shims(folder, wanted, interpreter)
     later = [hook for hook in HOOKS if hook not in wanted]
     lines.append(f"git hooks in {folder}: {', '.join(wanted)} (run by {interpreter})"
                  + (f"; {', '.join(later)} when a run starts" if later else ""))
     return lines
 
 
-def add_run_hooks(folder: Path) -> list[str]:
-    """RUN_HOOKS beside a pre-commit shim of ours in `folder`, with its interpreter and package, where they are
-    not ours yet (a hook there is kept and chained); nothing when the git hooks are not shiftgit's."""
-    text = _read_head(folder / "pre-commit", 4096)
-    python = _recorded(text, "python") if MARK.decode() in text else None
-    missing = [hook for hook in RUN_HOOKS if not is_ours(folder / hook)]
-    if python is None or not missing:
-        return []
-    return _install(folder, missing, python, _recorded(text, "package"))
+def _note_folder(repo: Repo, folder: Path) -> None:
+    note = repo.common_dir / "shift" / FOLDER_NOTE
+    if folder.resolve() == (repo.common_dir / "hooks").resolve():
+        note.unlink(missing_ok=True)
+        return
+    note.parent.mkdir(exist_ok=True)
+    write_executable(note, f"{folder.resolve()}\n", 0o644)
 
 
-def add_repo_run_hooks(repo: Repo) -> list[str]:
-    """`add_run_hooks` for `repo`'s hooks folder (a run starts): an error writing them never stops the start,
-    the pre-commit shim adds them at the next commit."""
-    try:
-        return add_run_hooks(hooks_dir(repo))
-    except (OSError, UsageError):
-        return []
+def check_hooks(folder: Path) -> None:
+    """Refuse (exit 2, before `init` writes anything) a hook of someone else's that cannot be kept: its
+    `.pre-shiftgit` slot is taken already (a tool rewrote the hook after an earlier `init`). Run hooks too, though
+    an idle `init` leaves them out: the first run would fail to install them."""
+    for hook in HOOKS:
+        problem = _conflict(folder, hook)
+        if problem:
+            raise UsageError(problem)
 
 
-def add_shim_hooks(folder: str) -> None:
-    """`add_run_hooks` for the pre-commit shim (SHIFT_ADD_HOOKS): a failure is one line, the commit goes on."""
-    try:
-        add_run_hooks(Path(folder))
-    except (OSError, UsageError) as exc:
-        print(f"shiftgit pre-commit: could not add the commit-msg and post-commit hooks a run needs: {exc}",
-              file=sys.stderr)
+def _conflict(folder: Path, hook: str) -> str | None:
+    target, saved = folder / hook, folder / (hook + SAVED)
+    if _is_foreign(target) and os.path.lexists(saved):
+        return (f"{target} is not shiftgit's and {saved.name} exists too; merge them into {saved.name} by hand, "
+                f"remove {target.name}, then run `shiftgit init --hooks git`")
+    return None
 
 
-def _install(folder: Path, hooks: list[str], interpreter: str, package: str | None = None) -> list[str]:
+def put_shims(folder: Path, hooks: list[str], interpreter: str, package: str | None = None) -> list[str]:
     lines = []
     for hook in hooks:
         target = folder / hook
         if _is_foreign(target):
             saved = folder / (hook + SAVED)
-            if os.path.lexists(saved):
-                raise UsageError(f"{target} is not shiftgit's and {saved.name} exists too; merge them into "
-                                 f"{saved.name} by hand, remove {target.name}, then run `shiftgit init --hooks git`")
+            problem = _conflict(folder, hook)
+            if problem:
+                raise UsageError(problem)
             os.replace(target, saved)
             lines.append(f"kept your {hook} hook as {saved}; shiftgit's {hook} runs it first")
         write_executable(target, shim(hook, interpreter, package))
@@ -147,7 +149,13 @@ def _install(folder: Path, hooks: list[str], interpreter: str, package: str | No
 
 
 def is_ours(target: Path) -> bool:
-    return os.path.lexists(target) and not _is_foreign(target)
+    """A shim of ours is there (one read of its head)."""
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(512)
+    except OSError:  # missing, a dangling symlink, a directory
+        return False
+    return MARK in head or LEGACY_MARK in head
 
 
 def _inside(folder: Path, root: Path) -> bool:
@@ -158,7 +166,7 @@ def _inside(folder: Path, root: Path) -> bool:
     return True
 
 
-def _read_head(path: Path, size: int) -> str:
+def read_head(path: Path, size: int) -> str:
     try:
         with open(path, "rb") as handle:
             return handle.read(size).decode("utf-8", "replace")
@@ -176,10 +184,10 @@ def _is_foreign(target: Path) -> bool:
     return MARK not in head and LEGACY_MARK not in head
 
 
-def write_executable(target: Path, text: str) -> None:
+def write_executable(target: Path, text: str, mode: int = 0o755) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(0o755)
+    tmp.chmod(mode)
     os.replace(tmp, target)
 
 
@@ -228,6 +236,8 @@ def install_pre_commit(repo: Repo) -> list[str]:
 
 def _appended(text: str) -> str | None:
     """`text` with our block appended to `repos:` when that list ends the file (block style); else None."""
+    import re
+
     lines = text.rstrip("\n").split("\n")
     starts = [i for i, line in enumerate(lines) if re.match(r"^repos:\s*(#.*)?$", line)]
     if len(starts) != 1:

@@ -20,6 +20,10 @@ def init(store: Store, *, hooks: str) -> list[str]:
         from shiftgit.git import install
 
         install.check_config(store.repo)
+    elif hooks == "git":  # and a hook of someone else's that cannot be kept
+        from shiftgit.git import install
+
+        install.check_hooks(install.hooks_dir(store.repo))
     created = store.init()
     configure_git(store)
     lines.append("set repo-local git config for refs/notes/shift (notes) and refs/notes/shift-data (records)")
@@ -38,11 +42,15 @@ def init(store: Store, *, hooks: str) -> list[str]:
 
 
 def _idle(store: Store) -> bool:
-    """No run is active here: the hooks only a run needs can wait for one (git/install.py)."""
+    """No run is active here: the hooks only a run needs can wait for one (git/runhooks.py). Not while SHIFT_RUN
+    names one, this worktree points at one, or a ledger says a run is "active" (a clone of a run's work: its
+    `checkpoint` finds the run by discovery, and a `commit --no-verify` or a cherry-pick runs no pre-commit shim);
+    a ledger that cannot be read counts as active."""
     from shiftgit.errors import ShiftError
+    from shiftgit.git import runhooks
 
     try:
-        return store.active_run() is None
+        return store.active_run() is None and not runhooks.ledger_says_active(store.inside("runs"))
     except ShiftError:
         return False
 

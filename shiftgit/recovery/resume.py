@@ -50,7 +50,8 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     report.update({key: value for key, value in extra.items() if value is not None})
     report["skipped"] = store.skipped_runs()  # run dirs under names no run may have: named, never read
     if report["decision"] != "finished":
-        activate(store, pick.run)
+        problems = activate(store, pick.run)  # (an adoption's activate tried before: the same lines)
+        report.update({"hook_problems": problems} if problems else {})
     return report
 
 

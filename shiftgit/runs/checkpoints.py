@@ -89,6 +89,11 @@ def checkpoint(store: Store, run: str, spec: CheckpointInput, *, checked: bool =
     from shiftgit.runs.lease import guard
 
     ticket = guard(store, run, fetch=spec.auto is None)  # a fenced writer stops here (exit 4)
+    from shiftgit.git.runhooks import add_repo_run_hooks
+
+    # the run is active here now, found by discovery or SHIFT_RUN too: the commit that follows may skip the
+    # pre-commit shim that would add them (`--no-verify`, a cherry-pick); two file reads when they are there
+    add_repo_run_hooks(store.repo)
     from shiftgit.runs.foreign import absorb
 
     absorb(store, run, ticket.commits or None)  # effects another clone published are carried by this checkpoint

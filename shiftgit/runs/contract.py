@@ -89,18 +89,18 @@ def start(store: Store, run: str, spec: ContractInput,
     ledger = Ledger(run=run, created_at=at, updated_at=at, contract=contract, constraints=constraints, extra=used)
     warnings = scope_overlaps(store, run, spec.scope)
     store.create(ledger)
-    activate(store, run)
+    warnings += activate(store, run)
     remember_typed(store, typed, at)
     return ledger, warnings
 
 
-def activate(store: Store, run: str) -> None:
+def activate(store: Store, run: str) -> list[str]:
     """`run` is this worktree's active run; the git hooks `init` left out while none was are installed
-    (git/install.py)."""
-    from shiftgit.git import install
+    (git/runhooks.py). Returns a line per hook that could not be (why, and the fix): the caller says it."""
+    from shiftgit.git import runhooks
 
     store.set_active(run)
-    install.add_repo_run_hooks(store.repo)
+    return runhooks.add_repo_run_hooks(store.repo)
 
 
 def location(store: Store) -> dict[str, Any]:
