@@ -46,12 +46,11 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     taken = lease.take_over(store, pick.run) if take_over else None
     brought = takeover.bring_effects(store, pick.run)
     report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
-    extra = {"take_over": taken, "picked": pick.note or None, "adopt": adopted, "effects_brought": brought or None}
+    problems = activate(store, pick.run) if report["decision"] != "finished" else []  # (adopt's tried before too)
+    extra = {"take_over": taken, "picked": pick.note or None, "adopt": adopted, "effects_brought": brought or None,
+             "hook_problems": problems or None}
     report.update({key: value for key, value in extra.items() if value is not None})
     report["skipped"] = store.skipped_runs()  # run dirs under names no run may have: named, never read
-    if report["decision"] != "finished":
-        problems = activate(store, pick.run)  # (an adoption's activate tried before: the same lines)
-        report.update({"hook_problems": problems} if problems else {})
     return report
 
 
