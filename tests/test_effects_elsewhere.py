@@ -151,6 +151,8 @@ def test_nothing_published_costs_no_ledger_read_and_an_own_effect_is_not_brought
     assert again.returncode == 0 and "another clone" not in again.stderr
     assert [e["state"] for e in a.ledger("demo")["effects"]] == ["completed"]
     assert len(a.ledger("demo")["effects"][0]["history"]) == 1  # its own completion: nothing brought back
+    tip = a.git("log", "-1", "--format=%s%n%(trailers:key=Shift-Epoch)", "refs/shift/ledgers/demo").splitlines()
+    assert tip[:2] == ["shiftgit ledger: demo effects since checkpoint 1", "Shift-Epoch: 1"]
     seen = (a.path / ".git/shift/effects-seen").read_text().split()
     assert a.git("rev-parse", "refs/shift/ledgers/demo").strip() in seen  # its own commits: never read back
 

@@ -59,7 +59,8 @@ class Tip(NamedTuple):
 
 
 def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, by: Writer | None = None,
-                  tip: fence.Claim | None = None, what: str = "checkpoint") -> str | None:
+                  tip: fence.Claim | None = None, what: str = "checkpoint",
+                  facts: dict[str, object] | None = None) -> str | None:
     """Commit `data` as the ref's new tip (parent: the old tip). None when the tip already holds these bytes.
 
     `by` (git/shiftrefs.writer): the blob, tree and commit are written directly (rawgit.write_refs) and the ref
@@ -68,14 +69,17 @@ def commit_ledger(repo: Repo, run: str, data: bytes, clone: str | None = None, b
     taken for the first try instead of a `for-each-ref` of its own; the caller vouches that DATA is not what the
     tip holds (a new checkpoint). Had the ref moved since, the swap fails and the fresh look follows. The
     commit's (epoch, seq) is remembered (`remember`). WHAT: the subject's words before the seq (an effect's record
-    committed between checkpoints: "effects since checkpoint")."""
-    from shiftgit.git import prenote
-
-    document = _json(data)
+    committed between checkpoints: "effects since checkpoint"). FACTS: the `checkpoint` and `lease` of DATA, when
+    the caller has them (a ledger of a thousand effects takes milliseconds to parse); then no note is pre-rendered
+    either (a checkpoint follows an effect before a commit, and renders it then)."""
+    document = _json(data) if facts is None else facts
     commit = _commit(repo, run, data, document, clone, by, tip, what)
     if commit is not None:
         remember(repo, {commit: (epoch_of(document), seq_of(document))})
-    prenote.prerender(str(repo.git_dir), run, data)  # the note of committing these bytes: the gate renders none
+    if facts is None:
+        from shiftgit.git import prenote
+
+        prenote.prerender(str(repo.git_dir), run, data)  # the note of committing these bytes: the gate renders none
     return commit
 
 

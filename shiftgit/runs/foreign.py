@@ -109,8 +109,11 @@ class Sharer:
         try:
             with store.lock(self.run):
                 data = store.ledger_path(self.run).read_bytes()
+                ledger = store.read(self.run)  # the model of these bytes, kept by the write just made: no parse
+                facts: dict[str, object] = {"checkpoint": {"seq": ledger.checkpoint.seq} if ledger.checkpoint else None,
+                         "lease": dict(ledger.lease) if ledger.lease else None}
                 commit = ledgerref.commit_ledger(store.repo, self.run, data, clone_id(store.repo), self.by, self.tip,
-                                                 what="effects since checkpoint")
+                                                 what="effects since checkpoint", facts=facts)
         except Fenced as exc:
             return f"this effect's record stays on this machine: {exc}"
         except (GitError, OSError) as exc:
