@@ -10,10 +10,8 @@ tree) plus the run's own recorded changes that no commit since the checkpoint's 
 
 from __future__ import annotations
 
-import os
-
 from shiftgit.git import record
-from shiftgit.repo import SHIFT_DIR, FileEntry, Repo, clean_env
+from shiftgit.repo import FileEntry, Repo
 
 
 def expected_tree(repo: Repo, point: record.Checkpoint, state: record.HeadState) -> str | None:
@@ -34,21 +32,7 @@ def expected_tree(repo: Repo, point: record.Checkpoint, state: record.HeadState)
         else:
             modes = [m for m, blob in at_head.get(f.path, []) + (at_base or {}).get(f.path, []) if blob == f.id]
             lines.append(f"{modes[0] if modes else '100644'} {f.id}\t{f.path}\n")
-    return _overlay(repo, head, lines)
-
-
-def _overlay(repo: Repo, head: str, lines: list[str]) -> str | None:
-    """HEAD's tree with `lines` (`update-index --index-info` entries) applied, `.shift/` left out."""
-    tmp = repo.private(f"index.headview.{os.getpid()}.tmp")
-    env = clean_env(GIT_INDEX_FILE=str(tmp))
-    try:
-        repo.git("read-tree", head, env=env)
-        if lines:
-            repo.git("update-index", "--index-info", input="".join(lines), env=env)
-        repo.git("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
-        return repo.git("write-tree", "--missing-ok", env=env).strip() or None
-    finally:
-        tmp.unlink(missing_ok=True)
+    return record.overlay(repo, head, lines)
 
 
 def edits(repo: Repo, point: record.Checkpoint, worktree: str, state: record.HeadState) -> list[FileEntry] | None:

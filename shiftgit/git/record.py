@@ -1,7 +1,7 @@
 """What the record says about git: the checkpoint's content, whether HEAD still matches it, provenance.
 
-Read-only helpers shared by verify, resume, rollback and trust. They work in a fresh clone
-without notes or snapshot refs: the ledger in the tree is the source.
+Read-only helpers shared by verify, resume, rollback and trust. They work in a fresh clone without notes or
+snapshot refs: the ledger in the tree is the source.
 """
 
 from __future__ import annotations
@@ -101,19 +101,15 @@ def ledger_provenance(repo: Repo, rel_path: str,
 
 
 def checkpoint_tree(repo: Repo, point: Checkpoint) -> str | None:
-    """The tree the checkpoint recorded; rebuilt from its base and changed files when the object is absent
-    (a fresh clone has no snapshot refs). Rebuilt trees may name blobs this clone lacks: good for diffs,
-    not for restoring. None when neither is possible."""
+    """The tree the checkpoint recorded; rebuilt from its base and changed files when the object is absent (a
+    fresh clone has no snapshot refs). Rebuilt trees may name blobs this clone lacks: good for diffs, not for
+    restoring. None when neither is possible."""
     if has_object(repo, point.tree or "", "tree"):
         return point.tree
-    if point.base is not None and not has_object(repo, point.base, "commit"):
-        return None
-    return _rebuild(repo, point)
+    return None if point.base is not None and not has_object(repo, point.base, "commit") else _rebuild(repo, point)
 
 
 def _rebuild(repo: Repo, point: Checkpoint) -> str | None:
-    tmp = repo.private(f"index.rebuild.{os.getpid()}.tmp")
-    env = clean_env(GIT_INDEX_FILE=str(tmp))
     paths = [f.path for f in point.files if f.id is not None and f.status != "D"]
     at_head, at_base = entries_at(repo, repo.head(), paths), entries_at(repo, point.base, paths)
     known = {p: at_head.get(p, []) + at_base.get(p, []) for p in paths}
@@ -124,8 +120,15 @@ def _rebuild(repo: Repo, point: Checkpoint) -> str | None:
         else:  # the mode git has for this exact content (HEAD first, then the base), else a plain file
             mode = next((m for m, blob in known.get(f.path, []) if blob == f.id), None)
             lines.append(f"{mode or _base_mode(known.get(f.path, []))} {f.id}\t{f.path}\n")
+    return overlay(repo, point.base or repo.empty_tree, lines)
+
+
+def overlay(repo: Repo, start: str, lines: list[str]) -> str | None:
+    """START's tree with `lines` (`update-index --index-info` entries) applied, `.shift/` left out (a private index)."""
+    tmp = repo.private(f"index.overlay.{os.getpid()}.tmp")
+    env = clean_env(GIT_INDEX_FILE=str(tmp))
     try:
-        repo.git("read-tree", point.base or repo.empty_tree, env=env)
+        repo.git("read-tree", start, env=env)
         if lines:
             repo.git("update-index", "--index-info", input="".join(lines), env=env)
         repo.git("rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", f":/{SHIFT_DIR}", env=env)
