@@ -92,6 +92,17 @@ def test_session_start_keeps_every_constraint_within_10000_characters(run_repo: 
     assert all(rule[:40] in context for rule in rules)
 
 
+def test_session_start_with_hundreds_of_constraints_keeps_the_next_action(run_repo: Repo) -> None:
+    run_repo.ok("start", "huge", "--goal", "a long run", "--stop-when", "never",
+                *[arg for n in range(400) for arg in ("--constraint", f"rule {n:03d}: keep the {n}th thing")])
+    checkpointed(run_repo)
+    proc = hook(run_repo, "claude", "session-start", payload(run_repo, "SessionStart", source="compact"))
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 10_000 and "rule 000:" in context
+    assert "(+318 more active constraint(s) not shown" in context and "show huge --json` lists every one" in context
+    assert "fix sub()" in context  # the next action is still there, after the constraints
+
+
 def test_session_start_resolves_the_repo_from_the_payload_cwd(fresh: Repo, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -213,8 +213,12 @@ def _contract_lines(ledger: Mapping[str, Any]) -> list[str]:
              f"goal: {_q(contract.get('goal'))}", f"stop condition: {_q(contract.get('stop_when'))}"]
     active = [c for c in _maps(ledger.get("constraints")) if c.get("status") == "active"]
     cap = min(TEXT_CAP, max(60, CONSTRAINTS_BUDGET // max(1, len(active))))  # every constraint, shortened if many
+    shown = active if len(active) * 60 <= CONSTRAINTS_BUDGET else active[:CONSTRAINTS_BUDGET // 60 - 1]
     lines.append(f"active constraints ({len(active)}):")
-    lines += [f"  - [{textsafe.one_line(str(c.get('id')))}] {_q(c.get('text'), cap)}" for c in active]
+    lines += [f"  - [{textsafe.one_line(str(c.get('id')))}] {_q(c.get('text'), cap)}" for c in shown]
+    if len(shown) < len(active):  # past ~80 the rest would push the checkpoint and next action out of the bound
+        lines.append(f"  - (+{len(active) - len(shown)} more active constraint(s) not shown: the briefing is bounded; "
+                     f"`shiftgit show {textsafe.one_line(str(ledger.get('run')))} --json` lists every one)")
     if contract.get("scope"):
         lines.append(f"scope: {', '.join(_q(s) for s in contract['scope'])}")
     stop = _map(ledger.get("stop"))
