@@ -83,8 +83,9 @@ def sync_command(remote: str | None, as_json: bool) -> None:
         click.echo(f"  pushed {', '.join(report.pushed)}")
     for line in report.fenced.values():
         click.echo(f"shiftgit: not pushed: {line}", err=True)
-    for line in brought:
-        click.echo(f"shiftgit: recorded in another clone: {line}", err=True)
+    from shiftgit.cli.writes import brought as say_brought
+
+    say_brought(click.echo, brought)
     for ref, found in sorted(report.refused.items()):
         what = ", ".join(f"{textsafe.one_line(f['path'])} ({f['rule']})" for f in found[:5])
         click.echo(f"shiftgit: not pushed: {ref} holds what looks like a secret: {what}; drop the ref "
@@ -95,14 +96,13 @@ def sync_command(remote: str | None, as_json: bool) -> None:
 def _bring_effects(store: Any) -> list[str]:
     """The effects the fetch brought that this work tree's active run lacks, brought into its ledger now
     (runs/foreign.py): `effect list` and `status` then show them before anything else runs."""
-    from shiftgit.errors import ShiftError
-    from shiftgit.runs import foreign
+    from shiftgit.recovery.takeover import bring_effects
 
     try:
         run = store.active_run()
-        return foreign.absorb(store, run) if run else []
-    except ShiftError:  # no .shift/ here, or a ledger the next command reports
+    except ShiftError:  # no .shift/ here
         return []
+    return bring_effects(store, run) if run else []
 
 
 # == verify, resume, rollback, trust (issue 4: the replacement-process test) ==================

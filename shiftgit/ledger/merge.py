@@ -23,15 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shiftgit.ledger.model import HISTORY_CAP
+from shiftgit.ledger.model import EFFECT_RANK, HISTORY_CAP
 
 Doc = dict[str, Any]
 _MISSING: Any = object()
 
-# planned < attempted < the outcomes. Among outcomes: unknown is the least informed (reconcile
-# replaces it), a completion supersedes a failure (a failed key may run again), compensation undoes a
-# completion.
-EFFECT_RANK = {"planned": 0, "attempted": 1, "unknown": 2, "failed": 3, "completed": 4, "compensated": 5}
 # Any decision beats a request; when two sides decided differently the more restrictive one stands
 # (a human can grant again; nothing runs on a grant that was also denied).
 APPROVAL_RANK = {"requested": 0, "granted": 1, "expired": 2, "denied": 3}

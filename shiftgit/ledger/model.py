@@ -26,6 +26,10 @@ OLD_STOP_REASONS = ("failed_after_retry_budget", "cancelled", "context_exhausted
 FINISH_STATUSES = ("completed", "blocked", "abandoned")
 RUN_STATUSES = ("active", "stopped", *FINISH_STATUSES)
 HISTORY_CAP = 100
+# An effect's states in order: planned < attempted < the outcomes. Among outcomes: unknown is the least informed
+# (reconcile replaces it), a completion supersedes a failure (a failed key may run again), compensation undoes a
+# completion. The merge driver and runs/foreign.py (records from other clones) both rank by it.
+EFFECT_RANK = {"planned": 0, "attempted": 1, "unknown": 2, "failed": 3, "completed": 4, "compensated": 5}
 DONE_CAP = 50
 DECISIONS_CAP = 50
 

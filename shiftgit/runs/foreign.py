@@ -5,7 +5,7 @@ checkpoint follows it: `effect run` commits the working ledger to refs/shift/led
 attempted (before its command starts) and again when it ends, and starts the publisher where one is configured
 (`share`). Another clone fetches those commits with `sync`; before `effect run`, `effect record|reconcile`,
 `checkpoint` and `resume` decide anything, `absorb` brings each published effect record that is further along
-than this ledger's (`_rank`: a later attempt, then merge.EFFECT_RANK's order; a tie keeps the record here) into
+than this ledger's (`_rank`: a later attempt, then model.EFFECT_RANK's order; a tie keeps the record here) into
 the working ledger, with a history line naming the host and ledger commit it came from. A record the schema
 refuses is named once and left out; service records are never brought in (a process lives on one machine).
 A record left `attempted` on another machine then reads `unknown` here (procs.is_alive cannot see that
@@ -24,7 +24,7 @@ import os
 from shiftgit import rawjson, textsafe
 from shiftgit.errors import Fenced, GitError
 from shiftgit.git import ledgerref
-from shiftgit.ledger.model import Effect, Ledger
+from shiftgit.ledger.model import EFFECT_RANK, Effect, Ledger
 from shiftgit.ledger.record import replace
 from shiftgit.ledger.store import Store
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 SEEN = "effects-seen"
 SEEN_KEPT = 4096
-RANK = {"planned": 0, "attempted": 1, "unknown": 2, "failed": 3, "completed": 4, "compensated": 5}  # merge.EFFECT_RANK
 
 
 def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[str]:
@@ -49,7 +48,8 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
         return []
     if tips is None:
         tips = tuple(tip.commit for tip in ledgerref.tips(store.repo).get(run, []))
-    seen = _seen(store)
+    kept = _seen(store)
+    seen = set(kept)
     unseen = [commit for commit in dict.fromkeys(tips) if commit not in seen]
     if not unseen:
         return []
@@ -75,7 +75,7 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
 
         store.update(run, change)
         lines += brought
-    _remember(store, seen, commits)  # a record refused above is named once, not at every command
+    _remember(store, kept, commits)  # a record refused above is named once, not at every command
     return lines
 
 
@@ -110,8 +110,8 @@ class Sharer:
             with store.lock(self.run):
                 data = store.ledger_path(self.run).read_bytes()
                 ledger = store.read(self.run)  # the model of these bytes, kept by the write just made: no parse
-                facts: dict[str, object] = {"checkpoint": {"seq": ledger.checkpoint.seq} if ledger.checkpoint else None,
-                         "lease": dict(ledger.lease) if ledger.lease else None}
+                point = {"seq": ledger.checkpoint.seq} if ledger.checkpoint else None
+                facts: dict[str, object] = {"checkpoint": point, "lease": dict(ledger.lease) if ledger.lease else None}
                 commit = ledgerref.commit_ledger(store.repo, self.run, data, clone_id(store.repo), self.by, self.tip,
                                                  what="effects since checkpoint", facts=facts)
         except Fenced as exc:
@@ -179,7 +179,7 @@ def _items(data: bytes, mine: Ledger) -> list[dict[str, Any]]:
     if document.get("created_at") != mine.created_at or not isinstance(document.get("effects"), list):
         return []
     return [item for item in document["effects"] if isinstance(item, dict) and item.get("kind") != "service"
-            and item.get("state") in RANK and item.get("state") != "planned"]
+            and item.get("state") in EFFECT_RANK and item.get("state") != "planned"]
 
 
 class _Checker:
@@ -216,7 +216,7 @@ def _rank(effect: Effect) -> tuple[int, int]:
     """A later attempt before any outcome of an earlier one (attempt 2 died mid-run: its `attempted` beats attempt
     1's `failed`), then the state's order. No clock: another machine's `updated_at` never decides a tie, the
     record here stays."""
-    return effect.attempts, RANK.get(effect.state, -1)
+    return effect.attempts, EFFECT_RANK.get(effect.state, -1)
 
 
 def _brought(theirs: Effect, mine: Effect | None, where: str) -> Effect:
@@ -233,25 +233,23 @@ def _brought(theirs: Effect, mine: Effect | None, where: str) -> Effect:
 
 # -- what this work tree has seen ----------------------------------------------------------------------
 
-def _seen(store: Store) -> set[str]:
+def _seen(store: Store) -> list[str]:
+    """The commits seen here, oldest first."""
     try:
         with open(store.repo.private(SEEN), encoding="ascii") as handle:
-            return set(handle.read().split())
+            return handle.read().split()
     except (OSError, UnicodeDecodeError):
-        return set()
+        return []
 
 
-def _remember(store: Store, seen: set[str], commits: list[str]) -> None:
-    """Add COMMITS to the seen list (a cache: a lost write only means reading those ledgers again)."""
-    fresh = [c for c in commits if c not in seen]
+def _remember(store: Store, kept: list[str], commits: list[str]) -> None:
+    """Add COMMITS to KEPT (the seen list as read) and write it (a cache: a lost write only means reading those
+    ledgers again)."""
+    known = set(kept)
+    fresh = [c for c in dict.fromkeys(commits) if c not in known]
     if not fresh:
         return
     path = store.repo.private(SEEN)
-    try:
-        with open(path, encoding="ascii") as handle:
-            kept = handle.read().split()
-    except (OSError, UnicodeDecodeError):
-        kept = []
     kept = (kept + fresh)[-SEEN_KEPT:]
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
