@@ -117,9 +117,13 @@ def head_and_branch(git_dir: str, common_dir: str) -> tuple[str | None, str | No
     if found == ASK_GIT:
         return ASK_GIT
     name = text[len("ref: refs/heads/"):]
+    packed = _read(os.path.join(common_dir, "packed-refs"), whole=True)  # read once for the four shadows below
+    if packed == ASK_GIT:
+        return ASK_GIT
+    listed = {line.partition(" ")[2] for line in (packed or "").split("\n") if not line.startswith(("#", "^"))}
     for shadow in (name, f"refs/{name}", f"refs/tags/{name}", f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD"):
         if any(os.path.lexists(os.path.join(top, *shadow.split("/"))) for top in (git_dir, common_dir)):
             return ASK_GIT
-        if shadow.startswith("refs/") and _packed(common_dir, shadow) is not None:
+        if shadow.startswith("refs/") and shadow in listed:
             return ASK_GIT
     return found, name
