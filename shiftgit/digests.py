@@ -36,6 +36,30 @@ def hasher(width: int, size: int = 0) -> Callable[[bytes], Any]:
 _MADE: dict[int, Callable[[bytes], Any]] = {}
 
 
+def blob_id(data: bytes, width: int = 40) -> str:
+    """The git blob id of DATA (WIDTH 40: sha1, 64: sha256). The same bytes object asked again gives the id hashed
+    the first time: a ledger just written is looked up as validated (`ledger/validated.py`), then committed to its
+    ledger ref (`git/rawgit.py`), and a ledger of 1,000 effects takes ~0.5 ms to hash. The few MiB of data last
+    asked are kept for that (the object is kept, so its id is not another's)."""
+    global _REMEMBERED_BYTES
+    key = (id(data), width)
+    hit = _REMEMBERED.get(key)
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    found: str = hasher(width, len(data))(b"blob %d\0" % len(data) + data).hexdigest()
+    if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
+        _REMEMBERED.clear()
+        _REMEMBERED_BYTES = 0
+    _REMEMBERED[key] = (data, found)
+    _REMEMBERED_BYTES += len(data)
+    return found
+
+
+REMEMBER_BYTES = 64 * 1024 * 1024
+_REMEMBERED: dict[tuple[int, int], tuple[bytes, str]] = {}
+_REMEMBERED_BYTES = 0
+
+
 def _hasher(width: int) -> Callable[[bytes], Any]:
     try:
         if width == 40:

@@ -39,12 +39,19 @@ _ITEMS_ONLY = frozenset({"type", "items", "description", "$comment"})
 
 
 class Item:
-    """One record of a top-level array: the model object, its JSON (redacted), its canonical text at depth 2."""
+    """One record of a top-level array: the model object, its JSON (redacted; None: its `to_dict`, made when asked),
+    its canonical text at depth 2; `read`: the record is what `from_dict` makes of that JSON (snapshot.py keeps it)."""
 
-    __slots__ = ("json", "record", "text")
+    __slots__ = ("_json", "read", "record", "text")
 
-    def __init__(self, record: object, data: Any) -> None:
-        self.record, self.json, self.text = record, data, ""
+    def __init__(self, record: object, data: Any, read: bool = False) -> None:
+        self.record, self._json, self.text, self.read = record, data, "", read
+
+    @property
+    def json(self) -> Any:
+        if self._json is None:  # a record taken from a snapshot: bytes shiftgit wrote, so its JSON is its to_dict
+            self._json = self.record.to_dict()  # type: ignore[attr-defined]
+        return self._json
 
     def canonical(self) -> str:
         if not self.text:
@@ -53,12 +60,19 @@ class Item:
 
 
 class Part:
-    """One top-level key: the model's value, its JSON (redacted), its items when it is an array of records."""
+    """One top-level key: the model's value, its JSON (redacted), its items when it is an array of records (then its
+    JSON is made from theirs when asked: a write that reuses them needs their texts alone)."""
 
-    __slots__ = ("items", "json", "text", "value")
+    __slots__ = ("_json", "items", "text", "value")
 
     def __init__(self, value: object, data: Any, items: list[Item] | None = None) -> None:
-        self.value, self.json, self.items, self.text = value, data, items, ""
+        self.value, self._json, self.items, self.text = value, data, items, ""
+
+    @property
+    def json(self) -> Any:
+        if self._json is None and self.items is not None:
+            self._json = [item.json for item in self.items]
+        return self._json
 
     def add_to(self, out: list[str]) -> None:
         """Its canonical text at depth 1 onto OUT, an array of records item by item (one join makes the ledger)."""
@@ -76,13 +90,15 @@ class Part:
 class Written:
     """A ledger's bytes as this process last read or wrote them, the model (None when redaction changed it)
     and its parts; `written`: whether shiftgit wrote those bytes (None: not asked yet). Only written
-    bytes are a base for the next write."""
+    bytes are a base for the next write. `items`: top-level record arrays already split into items (a snapshot's)."""
 
-    __slots__ = ("_document", "data", "ledger", "parts", "written")
+    __slots__ = ("_document", "data", "items", "ledger", "parts", "written")
 
     def __init__(self, data: bytes, ledger: Ledger | None, parts: dict[str, Part] | None = None,
-                 document: dict[str, Any] | None = None, written: bool | None = True) -> None:
+                 document: dict[str, Any] | None = None, written: bool | None = True,
+                 items: dict[str, list[Item]] | None = None) -> None:
         self.data, self.ledger, self.parts, self._document, self.written = data, ledger, parts, document, written
+        self.items = items or {}
 
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
@@ -93,13 +109,16 @@ class Written:
             text = self.data.decode("utf-8")
             keys = sorted(self._document)  # the text's order (canonical): each array's end is where the next key starts
             for name, value in _values(self.ledger):
+                if name in self.items:
+                    parts[name] = Part(None, None, self.items[name])
+                    continue
                 if name not in self._document:
                     continue
                 old = self._document[name]
                 if isinstance(value, tuple) and _records(value) and isinstance(old, list) and len(old) == len(value):
                     # An item whose model gives back its JSON keeps it (a flat record with every field: known
                     # without building it, round_trips), else the model's JSON, kept only when it is the same.
-                    items = [Item(r, data if type(data) is dict and round_trips(type(r), data) else r.to_dict())
+                    items = [Item(r, data if type(data) is dict and round_trips(type(r), data) else r.to_dict(), True)
                              for r, data in zip(value, old, strict=True)]
                     pieces = _slices(text, name, len(items), _next(keys, name)) if items else []
                     for item, piece in zip(items, pieces, strict=False):
@@ -108,7 +127,7 @@ class Written:
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
                 # Other top-level values are small and built again: what `on_write` (the lease) put in
                 # these bytes was not redacted, and a full write would redact it now.
-            self.parts, self._document = parts, None
+            self.parts, self._document, self.items = parts, None, {}
         return self.parts
 
 
@@ -139,34 +158,37 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
                     differs = differs or item.json != raw
                     fresh.setdefault(name, []).append(item.json)
                 items.append(item)
-            parts[name] = Part(value, [item.json for item in items], items)
+            parts[name] = Part(value, None, items)
         else:
             raw = _dump(value)
             parts[name] = Part(value, redact_obj({name: raw})[name])  # type: ignore[index]  # the key's own rule
             differs = differs or parts[name].json != raw
-    document = {name: part.json for name, part in parts.items()}
     written = ledger
     if on_write is not None:  # what it sets is never reused (the next write redacts it, as a full write did)
-        changed = on_write(dict(document))
-        for name in [n for n in parts if n not in changed]:
+        changed = on_write(_flat(parts))  # the arrays of records stay as they are (their JSON is not even made)
+        for name in [n for n, part in parts.items() if n not in changed and part.items is None]:
             del parts[name]
             differs = True
         updates = {}
         for name, value in changed.items():
-            if name not in parts or value is not parts[name].json:
+            if name not in parts or (parts[name].items is None and value is not parts[name].json):
                 updates[name] = value
                 parts[name] = Part(None, value)
         written = _patched(ledger, updates) if updates else ledger
-        document = {name: part.json for name, part in parts.items()}
     problems: list[str] = []
     if check:
         from shiftgit.ledger.schema import schema_errors
 
-        reduced = {**document, **{n: fresh.get(n, []) for n in arrays if n in document}} if base else document
-        problems = schema_errors(reduced, schema)
-        if problems and base is not None:
-            problems = schema_errors(document, schema)  # every problem, with the real paths
+        if base is not None:
+            problems = schema_errors({**_flat(parts), **{n: fresh.get(n, []) for n in arrays if n in parts}}, schema)
+        if problems or base is None:  # every problem, with the real paths
+            problems = schema_errors({name: part.json for name, part in parts.items()}, schema)
     return Written(canonical(parts), None if differs else written, parts), problems
+
+
+def _flat(parts: dict[str, Part]) -> dict[str, Any]:
+    """The document but its arrays of records (what a write changes beside them, and checks whole)."""
+    return {name: part.json for name, part in parts.items() if part.items is None}
 
 
 def _patched(ledger: Ledger, updates: dict[str, Any]) -> Ledger:

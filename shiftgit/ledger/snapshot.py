@@ -1,0 +1,143 @@
+"""A big ledger's effect records as the model holds them, kept with their text: a read parses the JSON of the rest.
+
+Every `effect run` is a new process, and at 1,000 effects each one parsed a 1 MiB ledger (its JSON, a record per
+effect, then each record's text for the next write): ~9 ms of its ~25 ms over the same command at 10 effects.
+When a process has written a ledger of at least MIN bytes, it leaves (at exit: its last write counts) the canonical
+text of its `effects` array's items, their lengths and the records' field values in `<git-dir>/shift/snapshots/<run>`
+(marshal: plain values, no code; a cache, never synced to disk), with FINGERPRINT (the Effect fields and their
+types, this Python, this shiftgit). A later read of bytes shiftgit validated (`validated.is_known`) whose effects
+begin with exactly that text — the same ledger, or one a later write (a checkpoint, another version's `effect run`,
+an agent hook) changed after those effects — takes their records from it and parses the JSON of the rest: the same
+records a full read makes of the same text. Anything else (no file, other text, another version, a torn or foreign
+file) reads as before: the snapshot never decides what is valid.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from shiftgit import rawjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from shiftgit.ledger.incremental import Written
+
+MIN = 256 * 1024  # below, reading the JSON costs less than the snapshot's own write and read
+FIELD = "effects"
+HEAD = f'\n  "{FIELD}": [\n    '  # canonical: a top-level key's line (a string holds no raw line break), items 4 in
+SEP, TAIL = ",\n    ", "\n  ]"
+FORMAT = 1
+_PENDING: dict[tuple[str, str], Written] = {}
+
+
+def fingerprint() -> tuple[Any, ...]:
+    from shiftgit import __version__
+    from shiftgit.ledger.canonical import SCHEMA_VERSION
+    from shiftgit.ledger.model import Effect
+    from shiftgit.ledger.record import fields_of
+
+    return (FORMAT, __version__, SCHEMA_VERSION, tuple(sys.version_info[:2]),
+            tuple((f.name, f.type, f.scope) for f in fields_of(Effect)))
+
+
+def _path(git_dir: str, run: str) -> str:
+    return os.path.join(git_dir, "shift", "snapshots", run)
+
+
+def keep(git_dir: Any, run: str, written: Written) -> None:
+    """Remember the last ledger this process wrote for RUN: at exit, its snapshot is left (`save`)."""
+    if len(written.data) < MIN or written.ledger is None:
+        _PENDING.pop((str(git_dir), run), None)
+        return
+    if not _PENDING:
+        import atexit
+
+        atexit.register(_save_all)
+    _PENDING[(str(git_dir), run)] = written
+
+
+def _save_all() -> None:
+    while _PENDING:
+        (git_dir, run), written = _PENDING.popitem()
+        try:
+            save(git_dir, run, written)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):  # a cache: the next read parses the JSON
+            pass
+
+
+def save(git_dir: str, run: str, written: Written) -> None:
+    import marshal
+
+    from shiftgit.ledger.model import Effect
+
+    part = (written.parts or {}).get(FIELD)
+    if written.ledger is None or part is None or not part.items:
+        return
+    text = written.data.decode("utf-8")
+    start = text.find(HEAD) + len(HEAD)
+    lengths = [len(item.text or item.canonical()) for item in part.items]
+    end = start + sum(lengths) + len(SEP) * (len(lengths) - 1)
+    if start < len(HEAD) or text[end:end + len(TAIL)] != TAIL or not text.startswith(part.items[0].text, start):
+        return
+    names = tuple(Effect.__record_fields__)  # type: ignore[attr-defined]
+    values = []
+    for item in part.items:  # a record made here (not read) as a read of its JSON makes it: tuples, not lists
+        record = item.record if item.read and type(item.record) is Effect else Effect.from_dict(item.json)
+        values.append(tuple(map(record.__dict__.__getitem__, names)))
+    blob = marshal.dumps((fingerprint(), text[start:end], lengths, values))
+    path = _path(git_dir, run)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(blob)
+    os.replace(tmp, path)
+
+
+def load(git_dir: Any, run: str, data: bytes) -> Written | None:
+    """The read of DATA (bytes shiftgit validated: the caller made sure) with the records of its first effects from
+    RUN's snapshot, when its text begins with theirs (a later write added or changed effects after them, or none);
+    None when it has none of them."""
+    import marshal
+
+    from shiftgit.ledger.canonical import SCHEMA_VERSION
+    from shiftgit.ledger.incremental import Item, Written, round_trips
+    from shiftgit.ledger.model import Effect, Ledger
+    from shiftgit.ledger.record import replace
+
+    text = data.decode("utf-8")
+    start = text.find(HEAD) + len(HEAD)
+    try:
+        with open(_path(str(git_dir), run), "rb") as handle:
+            kept, known, lengths, values = marshal.loads(handle.read())
+    except (OSError, ValueError, TypeError, EOFError):
+        return None
+    end = start + len(known)
+    if start < len(HEAD) or kept != fingerprint() or len(lengths) != len(values) or not text.startswith(known, start):
+        return None
+    if text.startswith(SEP, end):  # more effects after these: parsed as JSON
+        rest = rawjson.loads(text[:start] + text[end + len(SEP):])
+    elif text.startswith(TAIL, end):
+        rest = rawjson.loads(text[:start - len("[\n    ")] + "[]" + text[end + len(TAIL):])
+    else:
+        return None
+    if not isinstance(rest, dict) or rest.get("schema_version") != SCHEMA_VERSION or type(rest.get(FIELD)) is not list:
+        return None
+    names = tuple(Effect.__record_fields__)  # type: ignore[attr-defined]
+    items, records, at, new = [], [], start, object.__new__
+    for length, value in zip(lengths, values, strict=True):
+        record = new(Effect)
+        record.__dict__.update(zip(names, value, strict=True))  # what `from_dict` made of this text, when it was saved
+        item = Item(record, None, True)
+        item.text = text[at:at + length]
+        items.append(item)
+        records.append(record)
+        at += length + len(SEP)
+    after = Ledger.from_dict(rest)  # the effects after the snapshot's: as any read makes them
+    for record, json in zip(after.effects, rest[FIELD], strict=True):
+        items.append(Item(record, json if round_trips(Effect, json) else record.to_dict(), True))
+        records.append(record)
+    ledger = replace(after, effects=tuple(records))
+    return Written(data, ledger, document=rest, written=None, items={FIELD: items})
