@@ -134,3 +134,27 @@ def test_effect_run_leaves_a_snapshot_and_the_next_one_reads_it(run_repo: Repo, 
     store, ledger, used = loaded(run_repo)
     assert used and ledger == full_read(run_repo) and [e.key for e in ledger.effects[-2:]] == ["k2", "k3"]
     assert run_repo.ledger_path("demo").read_bytes() == full_write(ledger)
+
+
+def test_a_snapshot_a_few_effects_behind_is_kept_and_one_further_behind_replaced(run_repo: Repo, small: None) -> None:
+    snapshotted(run_repo, 20)
+    where = snapshot._path(str(Store.open(run_repo.path).repo.git_dir), "demo")
+    before = os.stat(where).st_mtime_ns, os.path.getsize(where)
+    store, ledger, used = loaded(run_repo)
+    assert used
+    store.write(dataclasses.replace(ledger, effects=(*ledger.effects, effect(20))))
+    snapshot._save_all()
+    assert (os.stat(where).st_mtime_ns, os.path.getsize(where)) == before  # one behind: left as it is
+    store, ledger, used = loaded(run_repo)
+    assert used and ledger == full_read(run_repo)
+    changed = dataclasses.replace(ledger, effects=(effect(0, state="failed"), *ledger.effects[1:]))
+    store.write(changed)  # an effect the snapshot holds changed: its text no longer begins the ledger's
+    snapshot._save_all()
+    assert os.path.getsize(where) != before[1]
+    store, ledger, used = loaded(run_repo)
+    assert used and ledger == full_read(run_repo) and ledger.effects[0].state == "failed"
+    store.write(dataclasses.replace(ledger, effects=(*ledger.effects, *(effect(i) for i in range(30, 46)))))
+    snapshot._save_all()  # sixteen behind: a new one
+    store, ledger, used = loaded(run_repo)
+    assert used and len(store._seen["demo"].items["effects"]) == 37 and ledger == full_read(run_repo)
+    assert snapshot._READ[(str(store.repo.git_dir), "demo")] == ledger.effects  # all of them from the snapshot

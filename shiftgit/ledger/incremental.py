@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from itertools import chain, repeat
+from operator import attrgetter, is_
 
 from shiftgit import rawjson
 
@@ -148,9 +149,11 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
         if old is not None and old.value is value and old.value is not None:
             parts[name] = old
         elif name in arrays and _records(value):
-            index = {id(item.record): item for item in old.items or ()} if old is not None else {}
-            items = []
-            for record in value:  # type: ignore[attr-defined]
+            olds = (old.items or []) if old is not None else []
+            same = _same(value, olds)  # type: ignore[arg-type]
+            items = olds[:same]  # the records the change left in front: an effect added or ended is the last
+            index = {id(item.record): item for item in olds[same:]}
+            for record in value[same:]:  # type: ignore[index]
                 item = index.get(id(record))
                 if item is None or item.record is not record:
                     raw = record.to_dict()
@@ -184,6 +187,16 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
         if problems or base is None:  # every problem, with the real paths
             problems = schema_errors({name: part.json for name, part in parts.items()}, schema)
     return Written(canonical(parts), None if differs else written, parts), problems
+
+
+def _same(records: tuple[object, ...], items: list[Item]) -> int:
+    """How many of RECORDS, from the first, are the records of ITEMS, in order (C's loops: 1,000 effects)."""
+    count = min(len(records), len(items))
+    flags = list(map(is_, records[:count], map(_RECORD, items[:count])))
+    return flags.index(False) if False in flags else count
+
+
+_RECORD = attrgetter("record")
 
 
 def _flat(parts: dict[str, Part]) -> dict[str, Any]:
