@@ -45,8 +45,8 @@ class Item:
 
     __slots__ = ("_json", "read", "record", "text")
 
-    def __init__(self, record: object, data: Any, read: bool = False) -> None:
-        self.record, self._json, self.text, self.read = record, data, "", read
+    def __init__(self, record: object, data: Any, read: bool = False, text: str = "") -> None:
+        self.record, self._json, self.text, self.read = record, data, text, read
 
     @property
     def json(self) -> Any:

@@ -14,10 +14,8 @@ file) reads as before: the snapshot never decides what is valid.
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
-from itertools import zip_longest
 
 from shiftgit import rawjson
 
@@ -53,6 +51,8 @@ def _path(git_dir: str, run: str) -> str:
 def keep(git_dir: Any, run: str, written: Written) -> None:
     """Remember the last ledger this process wrote for RUN: at exit, its snapshot is left (`save`), unless the one
     this process read still holds all of its effects but the last few (`behind`): then it stays as it is."""
+    import operator
+
     key = (str(git_dir), run)
     part = (written.parts or {}).get(FIELD)
     if len(written.data) < MIN or written.ledger is None or part is None or not part.items:
@@ -60,7 +60,7 @@ def keep(git_dir: Any, run: str, written: Written) -> None:
         return
     read = _READ.get(key)
     if read is not None and len(part.items) - len(read) < behind(len(part.items)) and \
-            all(map(operator.is_, map(_record, part.items[:len(read)]), read)):
+            all(map(operator.is_, map(operator.attrgetter("record"), part.items[:len(read)]), read)):
         _PENDING.pop(key, None)  # it still begins this ledger's text: the next read parses the few after it
         return
     if not _PENDING:
@@ -75,8 +75,6 @@ def behind(count: int) -> int:
     about what reading ~40 effects as JSON does (a 1,000-effect ledger: ~2 ms; every `effect run` adds one)."""
     return max(16, count // 16)
 
-
-_record = operator.attrgetter("record")
 
 
 def _save_all() -> None:
@@ -129,6 +127,9 @@ def load(git_dir: Any, run: str, data: bytes) -> Written | None:
     RUN's snapshot, when its text begins with theirs (a later write added or changed effects after them, or none);
     None when it has none of them."""
     import marshal
+    import operator
+    from collections import deque
+    from itertools import accumulate, repeat, zip_longest
 
     from shiftgit.ledger.canonical import SCHEMA_VERSION
     from shiftgit.ledger.incremental import Item, Written, round_trips
@@ -143,7 +144,8 @@ def load(git_dir: Any, run: str, data: bytes) -> Written | None:
     except (OSError, ValueError, TypeError, EOFError):
         return None
     end = start + len(known)
-    if start < len(HEAD) or kept != fingerprint() or len(lengths) != len(values) or not text.startswith(known, start):
+    if start < len(HEAD) or kept != fingerprint() or len(lengths) != len(values) or not lengths or \
+            sum(lengths) + len(SEP) * (len(lengths) - 1) != len(known) or not text.startswith(known, start):
         return None
     if text.startswith(SEP, end):  # more effects after these: parsed as JSON
         rest = rawjson.loads(text[:start] + text[end + len(SEP):])
@@ -154,15 +156,14 @@ def load(git_dir: Any, run: str, data: bytes) -> Written | None:
     if not isinstance(rest, dict) or rest.get("schema_version") != SCHEMA_VERSION or type(rest.get(FIELD)) is not list:
         return None
     names = tuple(Effect.__record_fields__)  # type: ignore[attr-defined]
-    items, records, at, new = [], [], start, object.__new__
-    for length, value in zip(lengths, values, strict=True):
-        record = new(Effect)
-        record.__dict__.update(zip(names, value, strict=True))  # what `from_dict` made of this text, when it was saved
-        item = Item(record, None, True)
-        item.text = text[at:at + length]
-        items.append(item)
-        records.append(record)
-        at += length + len(SEP)
+    if set(map(len, values)) - {len(names)}:
+        return None
+    # What `from_dict` made of each text when it was saved (C's loops: a Python loop per effect cost ~2 us each).
+    records: list[Any] = list(map(object.__new__, repeat(Effect, len(values))))
+    deque(map(dict.update, map(vars, records), map(zip, repeat(names), values)), maxlen=0)
+    starts = list(accumulate((length + len(SEP) for length in lengths[:-1]), initial=start))
+    pieces = map(text.__getitem__, map(slice, starts, map(operator.add, starts, lengths)))
+    items = list(map(Item, records, repeat(None), repeat(True), pieces))
     after = Ledger.from_dict(rest)  # the effects after the snapshot's: as any read makes them
     texts = _texts(text, end + len(SEP), len(after.effects)) if after.effects else []
     for record, json, piece in zip_longest(after.effects, rest[FIELD], texts):
