@@ -247,7 +247,7 @@ def _transition(store: Store, run: str, spec: EffectInput, state: str) -> Effect
                           duration_s=None, output_tail=None, output_sha256=None, result=None, evidence=None)
         return put(ledger, new, at)
 
-    store.update(run, change)
+    store.update(run, change, interim=state == "planned")  # `attempted` follows at once (durable, and validated)
     return replay[0] if replay else None
 
 

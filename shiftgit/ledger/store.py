@@ -249,12 +249,14 @@ class Store(ActivePointer):
             validated.record(self.repo.git_dir, [data])
         return ledger
 
-    def write(self, ledger: Ledger, *, checked: bool = True) -> None:
+    def write(self, ledger: Ledger, *, checked: bool = True, interim: bool = False) -> None:
         """Validate, redact secrets from every string, write atomically.
 
         `checked=False` skips the schema check (jsonschema's import alone costs more than an agent hook
         may): only for a ledger read valid and changed by shiftgit's own typed code, as the agent hooks'
         automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
+        `interim`: bytes this process replaces next, at once (`effect run`'s `planned`): durable all the same, but
+        not listed as validated (hashing 1 MiB); a reader that finds them (the process died) checks them whole.
         """
         # Against what shiftgit wrote, only what the change touched is redacted, checked and serialized again.
         base = self._seen.get(ledger.run)
@@ -271,6 +273,8 @@ class Store(ActivePointer):
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
         snapshot.keep(self.repo.git_dir, ledger.run, written)  # the last write's records, left at exit
+        if interim:
+            return
         try:  # the gate skips re-validating (and, clean, re-scanning) these bytes
             validated.record(self.repo.git_dir, [data], written=True, sha1_only=self.repo.object_format == "sha1",
                              clean=validated.scanned_clean(data))
@@ -308,10 +312,11 @@ class Store(ActivePointer):
                                  f"`shiftgit resume {ledger.run}`")
             self.write(ledger)
 
-    def update(self, run: str, change: Callable[[Ledger], Ledger], *, checked: bool = True) -> Ledger:
+    def update(self, run: str, change: Callable[[Ledger], Ledger], *, checked: bool = True,
+               interim: bool = False) -> Ledger:
         """Read, change and write one ledger under its lock (the lock dies with its holder).
 
-        Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`: see `write`.
+        Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`, `interim`: `write`.
         """
         from shiftgit.ledger.budgets import accrue
 
@@ -319,7 +324,7 @@ class Store(ActivePointer):
             self._writable(run)
             before = self.read(run)
             ledger = accrue(before, change(before))
-            self.write(ledger, checked=checked)
+            self.write(ledger, checked=checked, interim=interim)
             return ledger
 
     def lock(self, run: str) -> RunLock:
