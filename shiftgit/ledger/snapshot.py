@@ -32,6 +32,7 @@ SEP, TAIL = ",\n    ", "\n  ]"
 FORMAT = 1
 _PENDING: dict[tuple[str, str], Written] = {}
 _READ: dict[tuple[str, str], tuple[object, ...]] = {}  # the records this process took from a snapshot
+_REGISTERED: list[bool] = []  # `_save_all` is an exit handler of this process
 
 
 def fingerprint() -> tuple[Any, ...]:
@@ -63,10 +64,11 @@ def keep(git_dir: Any, run: str, written: Written) -> None:
             all(map(operator.is_, map(operator.attrgetter("record"), part.items[:len(read)]), read)):
         _PENDING.pop(key, None)  # it still begins this ledger's text: the next read parses the few after it
         return
-    if not _PENDING:
+    if not _REGISTERED:
         import atexit
 
         atexit.register(_save_all)
+        _REGISTERED.append(True)
     _PENDING[key] = written
 
 
@@ -74,7 +76,6 @@ def behind(count: int) -> int:
     """How many effects after a snapshot's a read may parse as JSON before a write leaves a new one: its save costs
     about what reading ~40 effects as JSON does (a 1,000-effect ledger: ~2 ms; every `effect run` adds one)."""
     return max(16, count // 16)
-
 
 
 def _save_all() -> None:
@@ -107,6 +108,8 @@ def save(git_dir: str, run: str, written: Written) -> None:
         values.append(tuple(map(record.__dict__.__getitem__, names)))
     blob = marshal.dumps((fingerprint(), text[start:end], lengths, values))
     path = _path(git_dir, run)
+    if not os.path.isdir(os.path.dirname(os.path.dirname(path))):  # <git-dir>/shift/ gone (a removed clone)
+        return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as handle:
