@@ -56,7 +56,7 @@ def loaded(repo: Repo) -> tuple[Store, Ledger, bool]:
     store = Store.open(repo.path)
     ledger = store.read("demo")
     seen = store._seen.get("demo")  # none: the bytes were checked whole
-    return store, ledger, seen is not None and bool(seen.items)
+    return store, ledger, seen is not None and bool(seen.arrays)
 
 
 def test_a_read_from_the_snapshot_is_the_read_of_the_json(run_repo: Repo, small: None) -> None:
@@ -156,5 +156,5 @@ def test_a_snapshot_a_few_effects_behind_is_kept_and_one_further_behind_replaced
     store.write(dataclasses.replace(ledger, effects=(*ledger.effects, *(effect(i) for i in range(30, 46)))))
     snapshot._save_all()  # sixteen behind: a new one
     store, ledger, used = loaded(run_repo)
-    assert used and len(store._seen["demo"].items["effects"]) == 37 and ledger == full_read(run_repo)
+    assert used and len(store._seen["demo"].arrays["effects"].items or ()) == 37 and ledger == full_read(run_repo)
     assert snapshot._READ[(str(store.repo.git_dir), "demo")] == ledger.effects  # all of them from the snapshot

@@ -25,10 +25,10 @@ from itertools import chain, repeat
 from operator import attrgetter, is_
 
 from shiftgit import rawjson
+from shiftgit.ledger.roundtrip import round_trips
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
     from shiftgit.ledger.model import Ledger
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 _ROOT_KEYWORDS = frozenset({"$schema", "$id", "$defs", "title", "description", "type", "required", "properties",
                             "additionalProperties", "$comment"})
 _ITEMS_ONLY = frozenset({"type", "items", "description", "$comment"})
+_SEP = ",\n    "  # between two items of a top-level array
 
 
 class Item:
@@ -62,12 +63,22 @@ class Item:
 
 class Part:
     """One top-level key: the model's value, its JSON (redacted), its items when it is an array of records (then its
-    JSON is made from theirs when asked: a write that reuses them needs their texts alone)."""
+    JSON is made from theirs when asked: a write that reuses them needs their texts alone). `head`: the joined text
+    of its first items and each one's length, when they were read as one (a snapshot's): written whole, not split."""
 
-    __slots__ = ("_json", "items", "text", "value")
+    __slots__ = ("_json", "head", "items", "text", "value")
 
-    def __init__(self, value: object, data: Any, items: list[Item] | None = None) -> None:
-        self.value, self._json, self.items, self.text = value, data, items, ""
+    def __init__(self, value: object, data: Any, items: list[Item] | None = None,
+                 head: tuple[str, list[int]] | None = None) -> None:
+        self.value, self._json, self.items, self.text, self.head = value, data, items, "", head
+
+    def spread(self) -> None:
+        """The head's items get their own texts (a change reached into them)."""
+        if self.head is not None and self.items is not None:
+            text, at = self.head[0], 0
+            for item, length in zip(self.items, self.head[1], strict=False):
+                item.text, at = text[at:at + length], at + length + len(_SEP)
+            self.head = None
 
     @property
     def json(self) -> Any:
@@ -79,8 +90,11 @@ class Part:
         """Its canonical text at depth 1 onto OUT, an array of records item by item (one join makes the ledger)."""
         if self.items:
             out.append("[\n    ")
-            out.extend(chain.from_iterable(zip([item.text or item.canonical() for item in self.items],
-                                               repeat(",\n    "))))
+            rest = self.items
+            if self.head is not None:
+                out += [self.head[0], _SEP]
+                rest = rest[len(self.head[1]):]
+            out.extend(chain.from_iterable(zip([item.text or item.canonical() for item in rest], repeat(_SEP))))
             out[-1] = "\n  ]"
         else:
             if not self.text:
@@ -91,15 +105,15 @@ class Part:
 class Written:
     """A ledger's bytes as this process last read or wrote them, the model (None when redaction changed it)
     and its parts; `written`: whether shiftgit wrote those bytes (None: not asked yet). Only written
-    bytes are a base for the next write. `items`: top-level record arrays already split into items (a snapshot's)."""
+    bytes are a base for the next write. `arrays`: top-level record arrays already made parts (a snapshot's)."""
 
-    __slots__ = ("_document", "data", "items", "ledger", "parts", "written")
+    __slots__ = ("_document", "arrays", "data", "ledger", "parts", "written")
 
     def __init__(self, data: bytes, ledger: Ledger | None, parts: dict[str, Part] | None = None,
                  document: dict[str, Any] | None = None, written: bool | None = True,
-                 items: dict[str, list[Item]] | None = None) -> None:
+                 arrays: dict[str, Part] | None = None) -> None:
         self.data, self.ledger, self.parts, self._document, self.written = data, ledger, parts, document, written
-        self.items = items or {}
+        self.arrays = arrays or {}
 
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
@@ -110,8 +124,8 @@ class Written:
             text = self.data.decode("utf-8")
             keys = sorted(self._document)  # the text's order (canonical): each array's end is where the next key starts
             for name, value in _values(self.ledger):
-                if name in self.items:
-                    parts[name] = Part(None, None, self.items[name])
+                if name in self.arrays:
+                    parts[name] = self.arrays[name]
                     continue
                 if name not in self._document:
                     continue
@@ -128,7 +142,7 @@ class Written:
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
                 # Other top-level values are small and built again: what `on_write` (the lease) put in
                 # these bytes was not redacted, and a full write would redact it now.
-            self.parts, self._document, self.items = parts, None, {}
+            self.parts, self._document, self.arrays = parts, None, {}
         return self.parts
 
 
@@ -151,6 +165,8 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
         elif name in arrays and _records(value):
             olds = (old.items or []) if old is not None else []
             same = _same(value, olds)  # type: ignore[arg-type]
+            if old is not None and old.head is not None and same < len(old.head[1]):
+                old.spread()
             items = olds[:same]  # the records the change left in front: an effect added or ended is the last
             index = {id(item.record): item for item in olds[same:]}
             for record in value[same:]:  # type: ignore[index]
@@ -161,7 +177,7 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
                     differs = differs or item.json != raw
                     fresh.setdefault(name, []).append(item.json)
                 items.append(item)
-            parts[name] = Part(value, None, items)
+            parts[name] = Part(value, None, items, old.head if old is not None else None)
         else:
             raw = _dump(value)
             parts[name] = Part(value, redact_obj({name: raw})[name])  # type: ignore[index]  # the key's own rule
@@ -273,56 +289,6 @@ def _values(ledger: Ledger) -> list[tuple[str, object]]:
         if f.name != "extra":
             values[f.name] = getattr(ledger, f.name)
     return list(values.items())
-
-
-# Per flat record class (no field holds records): each field and the JSON type its converter takes whole.
-_SHAPES: dict[type, tuple[frozenset[str], tuple[tuple[str, Any], ...]] | None] = {}
-
-
-def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
-    """`cls.from_dict(data).to_dict() == data`, known without building either: a flat record class, every field
-    present in DATA, each list or object where the field's converter makes a tuple or a mapping of it. False
-    when unsure (a record inside, a missing field): the caller then builds and compares."""
-    if cls not in _SHAPES:
-        from shiftgit.ledger.record import Record, fields_of, kind_of
-
-        shape = [(f.name, _json_type(kind_of(f))) for f in fields_of(cls) if f.name != "extra"]
-        _SHAPES[cls] = None if any(need is Record for _, need in shape) else (
-            frozenset(name for name, _ in shape), tuple((name, need) for name, need in shape if need is not None))
-    known = _SHAPES[cls]
-    if known is None or not known[0].issubset(data):  # every field present: then only the typed ones to look at
-        return False
-    for name, need in known[1]:
-        value = data[name]
-        if value is None:
-            continue
-        if need is dict or need is list:
-            if type(value) is not need:
-                return False
-        elif type(value) is not list or not _OBJECT_OR_NULL.issuperset(map(type, value)):
-            return False  # need: a tuple of mappings, each made with dict()
-    return True
-
-
-_OBJECT_OR_NULL = frozenset({dict, type(None)})
-
-
-def _json_type(kind: Any) -> Any:
-    """What `_converter(kind)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
-    "mappings" (a list of objects), or Record (a record inside: not flat)."""
-    from shiftgit.ledger.record import Record
-
-    if isinstance(kind, tuple):
-        if kind[0] == "|":
-            inner = [k for k in kind[1] if k is not None]
-            return _json_type(inner[0]) if len(inner) == 1 else None
-        if kind[0] == "tuple":
-            item = _json_type(kind[1])
-            return list if item is None else Record if item is Record else "mappings" if item is dict else Record
-        return dict if kind[0] == "mapping" else None
-    if isinstance(kind, type) and issubclass(kind, Record):
-        return Record
-    return None
 
 
 def _records(value: object) -> bool:

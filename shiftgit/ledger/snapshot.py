@@ -97,9 +97,11 @@ def save(git_dir: str, run: str, written: Written) -> None:
         return
     text = written.data.decode("utf-8")
     start = text.find(HEAD) + len(HEAD)
-    lengths = [len(item.text or item.canonical()) for item in part.items]
+    lengths = list(part.head[1]) if part.head is not None else []
+    lengths += [len(item.text or item.canonical()) for item in part.items[len(lengths):]]
     end = start + sum(lengths) + len(SEP) * (len(lengths) - 1)
-    if start < len(HEAD) or text[end:end + len(TAIL)] != TAIL or not text.startswith(part.items[0].text, start):
+    first = part.head[0] if part.head is not None else part.items[0].text
+    if start < len(HEAD) or text[end:end + len(TAIL)] != TAIL or not text.startswith(first, start):
         return
     names = tuple(Effect.__record_fields__)  # type: ignore[attr-defined]
     values = []
@@ -130,14 +132,14 @@ def load(git_dir: Any, run: str, data: bytes) -> Written | None:
     RUN's snapshot, when its text begins with theirs (a later write added or changed effects after them, or none);
     None when it has none of them."""
     import marshal
-    import operator
     from collections import deque
-    from itertools import accumulate, repeat, zip_longest
+    from itertools import repeat, zip_longest
 
     from shiftgit.ledger.canonical import SCHEMA_VERSION
-    from shiftgit.ledger.incremental import Item, Written, round_trips
+    from shiftgit.ledger.incremental import Item, Part, Written
     from shiftgit.ledger.model import Effect, Ledger
     from shiftgit.ledger.record import replace
+    from shiftgit.ledger.roundtrip import round_trips
 
     text = data.decode("utf-8")
     start = text.find(HEAD) + len(HEAD)
@@ -164,9 +166,7 @@ def load(git_dir: Any, run: str, data: bytes) -> Written | None:
     # What `from_dict` made of each text when it was saved (C's loops: a Python loop per effect cost ~2 us each).
     records: list[Any] = list(map(object.__new__, repeat(Effect, len(values))))
     deque(map(dict.update, map(vars, records), map(zip, repeat(names), values)), maxlen=0)
-    starts = list(accumulate((length + len(SEP) for length in lengths[:-1]), initial=start))
-    pieces = map(text.__getitem__, map(slice, starts, map(operator.add, starts, lengths)))
-    items = list(map(Item, records, repeat(None), repeat(True), pieces))
+    items = list(map(Item, records, repeat(None), repeat(True)))  # their text: the part's head, `known`
     after = Ledger.from_dict(rest)  # the effects after the snapshot's: as any read makes them
     texts = _texts(text, end + len(SEP), len(after.effects)) if after.effects else []
     for record, json, piece in zip_longest(after.effects, rest[FIELD], texts):
@@ -176,4 +176,4 @@ def load(git_dir: Any, run: str, data: bytes) -> Written | None:
         records.append(record)
     ledger = replace(after, effects=tuple(records))
     _READ[(str(git_dir), run)] = tuple(records[:len(lengths)])
-    return Written(data, ledger, document=rest, written=None, items={FIELD: items})
+    return Written(data, ledger, document=rest, written=None, arrays={FIELD: Part(None, None, items, (known, lengths))})
