@@ -12,6 +12,7 @@ from conftest import Repo
 
 from shiftgit.errors import LedgerError
 from shiftgit.ledger import snapshot, validated
+from shiftgit.ledger import store as store_module
 from shiftgit.ledger.canonical import canonical_bytes
 from shiftgit.ledger.model import Effect, Ledger
 from shiftgit.ledger.secrets import redact_obj
@@ -39,6 +40,7 @@ def full_write(ledger: Ledger) -> bytes:
 @pytest.fixture
 def small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(snapshot, "MIN", 0)  # every ledger is big enough: the tests stay fast
+    monkeypatch.setattr(store_module, "SNAPSHOT_MIN", 0)
 
 
 def snapshotted(repo: Repo, count: int) -> Ledger:
@@ -112,6 +114,7 @@ def test_a_torn_foreign_or_other_version_snapshot_is_left_aside(run_repo: Repo, 
     assert not loaded(run_repo)[2] and loaded(run_repo)[1] == full_read(run_repo)
     monkeypatch.undo()
     monkeypatch.setattr(snapshot, "MIN", 0)
+    monkeypatch.setattr(store_module, "SNAPSHOT_MIN", 0)
     for junk in (kept[: len(kept) // 2], b"not marshal", b""):
         with open(where, "wb") as handle:
             handle.write(junk)

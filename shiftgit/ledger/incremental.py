@@ -25,7 +25,6 @@ from itertools import chain, repeat
 from operator import attrgetter, is_
 
 from shiftgit import rawjson
-from shiftgit.ledger.roundtrip import round_trips
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -118,6 +117,7 @@ class Written:
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
         if self.parts is None:
+            from shiftgit.ledger.roundtrip import round_trips
 
             assert self.ledger is not None and self._document is not None
             parts: dict[str, Part] = {}

@@ -18,6 +18,7 @@ import os
 import sys
 
 from shiftgit import rawjson
+from shiftgit.digests import BIG
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
     from shiftgit.ledger.incremental import Written
 
-MIN = 256 * 1024  # below, reading the JSON costs less than the snapshot's own write and read
+MIN = BIG  # 256 KiB: below, reading the JSON costs less than the snapshot's own write and read (store.py asks BIG)
 FIELD = "effects"
 HEAD = f'\n  "{FIELD}": [\n    '  # canonical: a top-level key's line (a string holds no raw line break), items 4 in
 SEP, TAIL = ",\n    ", "\n  ]"

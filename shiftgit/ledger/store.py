@@ -15,12 +15,14 @@ validated (`validated`) are never schema-checked again.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shiftgit import rawjson, textsafe
+from shiftgit.digests import BIG
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
-from shiftgit.ledger import incremental, snapshot, validated
+from shiftgit.ledger import incremental, validated
 from shiftgit.ledger.activerun import ActivePointer
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import RunLock, remove_stale_temps, storage_error, write_atomic
@@ -40,6 +42,7 @@ ARCHIVE_REF = "refs/shift/archive"  # finished runs' final ledgers (git/archive.
 DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
                                   "trailers": True}
 GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
+SNAPSHOT_MIN = BIG  # ledger/snapshot.MIN, known without importing it (a small ledger's read and write need none)
 class Store(ActivePointer):
     """One worktree's `.shift/` directory."""
 
@@ -236,8 +239,10 @@ class Store(ActivePointer):
 
     def _snapshot(self, run: str, data: bytes) -> incremental.Written | None:
         """The read of bytes shiftgit validated with the run's snapshot of their first effects (ledger/snapshot.py)."""
-        if len(data) < snapshot.MIN:
+        if len(data) < SNAPSHOT_MIN:
             return None
+        from shiftgit.ledger import snapshot
+
         return snapshot.load(self.repo.git_dir, run, data) if validated.is_known(self.repo.git_dir, data) else None
 
     def _checked(self, run: str, data: bytes) -> Ledger:
@@ -272,7 +277,10 @@ class Store(ActivePointer):
         data = written.data
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
-        snapshot.keep(self.repo.git_dir, ledger.run, written)  # the last write's records, left at exit
+        if len(data) >= SNAPSHOT_MIN or "shiftgit.ledger.snapshot" in sys.modules:  # a small one leaves none
+            from shiftgit.ledger import snapshot
+
+            snapshot.keep(self.repo.git_dir, ledger.run, written)  # the last write's records, left at exit
         if interim:
             return
         try:  # the gate skips re-validating (and, clean, re-scanning) these bytes
