@@ -191,9 +191,8 @@ class Store:
             archived = self.archived_bytes(run)
             if archived is not None:
                 return archived
-            known = ", ".join(self.run_ids()) or "none yet"
-            raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
-                             f"`shiftgit start {run} --goal ... --stop-when ...`") from None
+            from shiftgit.ledger.runids import unknown_run
+            raise UsageError(unknown_run(self.repo, run, self.run_ids)) from None
 
     def archived_bytes(self, run: str) -> bytes | None:
         """The run's final ledger as `refs/shift/archive` keeps it (the run was finished or archived), or None."""

@@ -44,6 +44,7 @@ def status_report(store: Store) -> dict[str, Any]:
             continue
         runs.append({**row(document), **_newest(run, found, pick)})
     runs += _archived(store, {r["id"] for r in runs}) if ARCHIVE_REF in refs else []
+    runs += _published_only(store, listing, frozenset(r["id"] for r in runs), pick)
     noted = NOTES_REF in refs
     skipped = {"skipped": store.skipped_runs()}  # run directories under names no run may have: named, not read
     try:
@@ -74,6 +75,23 @@ def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
             rows.append({"id": run, "status": doc.get("status"), "goal": contract.get("goal"),
                          "stop": doc.get("stop"), "checkpoint": point.get("seq"), "updated_at": doc.get("updated_at"),
                          "archived": True})
+    return rows
+
+
+def _published_only(store: Store, listing: str, here: frozenset[str], pick: Callable[[list[Any]], Any]) -> list[Any]:
+    """Runs another clone published whose ledger is not in this work tree (never pushed to this branch), when the
+    newest record says `active`: the run to take over, with the command that restores it here."""
+    from shiftgit.git.sources import published_only
+    from shiftgit.runs.overview import row
+
+    rows = []
+    for run, source in published_only(store, listing, here).items():
+        try:
+            document = store.document(run, migrate=True, data=source.data, parsed=source.document)
+        except ShiftError:
+            continue  # a record the schema refuses: `resume RUN` names it
+        if document.get("status") == "active":
+            rows.append({**row(document), **_newest(run, [source], pick), "published_only": True})
     return rows
 
 
@@ -142,8 +160,8 @@ def status_text(report: dict[str, Any]) -> str:
             lines.append(f"    next: {textsafe.one_line(run['next'], TEXT_CAP)}")
         lines += [f"    {textsafe.one_line(line, TEXT_CAP)}" for line in _attention_lines(run)]
         if run.get("adopt"):
-            lines.append(f"    newer record: {textsafe.one_line(run['source']['describe'])}; adopt it: "
-                         f"`{run['adopt']}`")
+            what = "not in this work tree, published" if run.get("published_only") else "newer record"
+            lines.append(f"    {what}: {textsafe.one_line(run['source']['describe'])}; adopt it: `{run['adopt']}`")
     if archived:
         lines.append(f"  ({len(archived)} archived run(s): `shiftgit runs --archived`)")
     return "\n".join([*lines, *tail])
