@@ -87,7 +87,20 @@ def test_status_and_the_session_start_name_the_published_run(b_after_a: tuple[Ma
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "run 'feat'" in context and "shiftgit resume feat" in context and "published from host" in context
     show = b.sg("show", "feat")
-    assert show.returncode == 2 and "another clone published" in show.stderr and "shiftgit start" not in show.stderr
+    assert show.returncode == 2 and "published record" in show.stderr and "shiftgit start" not in show.stderr
+
+
+def test_a_run_on_a_branch_not_checked_out_here_is_not_taken_for_a_lost_one(b_after_a: tuple[Machine, str]) -> None:
+    """The run's ledger is committed on `feat`, which this clone has: switch to it, never adopt it onto `main`."""
+    b, base = b_after_a
+    b.git("branch", "feat", base)
+    assert "feat" not in b.sg("status").stdout
+    proc = b.sg("resume", "feat", "--no-run")
+    assert proc.returncode == 2 and "git switch feat" in proc.stderr and "--adopt" not in proc.stderr
+    assert "only active run" not in b.sg("resume", "--no-run").stderr
+    b.git("switch", "-q", "feat")
+    report = json.loads(b.sg("resume", "--no-run", "--json").stdout)
+    assert report["run"] == "feat" and report["source"]["seq"] == 2  # the committed #1, and A's newer #2
 
 
 def test_following_the_advice_takes_the_run_over(b_after_a: tuple[Machine, str]) -> None:

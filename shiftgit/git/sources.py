@@ -252,6 +252,23 @@ def published_only(store: Store, listing: str | None = None, here: frozenset[str
     return {run: best for run in runs if (best := pick(found[run])) is not None and best.kind == "published"}
 
 
+def branch_holding(repo: Repo, run: str, source: Source | dict[str, Any]) -> str | None:
+    """The branch (local, or a remote's) that commits the run's ledger, of the one SOURCE (a record, or its JSON)
+    says the run was last checkpointed on: then the run lives on that branch, not checked out here (`git switch`
+    it); None: no branch here has it (its commits never left the machine that published SOURCE)."""
+    document = source if isinstance(source, dict) else source.document or _document(source.data) or {}
+    point = document.get("checkpoint")
+    branch = point.get("branch") if isinstance(point, dict) else None
+    if not isinstance(branch, str) or not branch or not all(c.isalnum() or c in "._/-" for c in branch):
+        return None
+    refs = repo.git("for-each-ref", "--format=%(refname)", f"refs/heads/{branch}", f"refs/remotes/*/{branch}",
+                    check=False).split()
+    path = ledger_path(validate_run_id(run))
+    found = repo.git("cat-file", "--batch-check", input="".join(f"{ref}:{path}\n" for ref in refs),
+                     check=False).splitlines() if refs else []
+    return branch if any(not line.endswith(" missing") for line in found) else None  # `git switch` takes it
+
+
 def newest_local(store: Store, run: str) -> Source | None:
     """The work tree's own record (working or committed), ignoring published ones."""
     found = [s for s in candidates(store, run) if s.kind != "published"]

@@ -73,7 +73,7 @@ def unknown_run(repo: Repo, run: str, run_ids: Callable[[], list[str]]) -> str:
     refs = repo.git("for-each-ref", "--count=1", "--format=%(refname)", f"refs/shift/ledgers/{run}",
                     f"refs/shift-remote/*/shift/ledgers/{run}", check=False).strip()
     if refs:
-        return (f"run {run!r} has no ledger in this work tree, but {refs} holds one another clone published: "
-                f"`shiftgit resume {run}` decides from it, `shiftgit resume {run} --adopt` restores it here")
+        return (f"run {run!r} has no ledger in this work tree, but {refs} holds a published record of it: "
+                f"`shiftgit resume {run}` says where the run is and what to do")
     known = ", ".join(run_ids()) or "none yet"
     return f"unknown run {run!r} (runs here: {known}); start one with `shiftgit start {run} --goal ... --stop-when ...`"

@@ -32,9 +32,13 @@ def pick(store: Store, run: str | None, adopt: bool = False) -> Pick:
         return discover(store, run)
     except UsageError:
         if run is not None:
-            if _published(store, run) is not None:
-                return Pick(run, "named")
-            raise
+            source = _published(store, run)
+            if source is None:
+                raise
+            branch = sources.branch_holding(store.repo, run, source)
+            if branch is not None:  # not lost: on a branch not checked out here
+                raise UsageError(on_branch(run, branch)) from None
+            return Pick(run, "named")
         active = active_runs(store)
         if len(active) != 1:
             raise
@@ -46,8 +50,13 @@ def pick(store: Store, run: str | None, adopt: bool = False) -> Pick:
 def active_runs(store: Store) -> dict[str, Source]:
     """The runs with no ledger file here whose newest published record says `active` (not archived here)."""
     found = sources.published_only(store)
-    return {run: source for run, source in found.items()
-            if _status(source) == "active" and not store.is_archived(run)}
+    return {run: source for run, source in found.items() if _status(source) == "active"
+            and not store.is_archived(run) and sources.branch_holding(store.repo, run, source) is None}
+
+
+def on_branch(run: str, branch: str) -> str:
+    return (f"run {run!r} is not on this branch: its ledger is committed on branch {branch}; `git switch {branch}`, "
+            f"then `shiftgit resume {run}`")
 
 
 def _status(source: Source) -> object:
@@ -102,8 +111,10 @@ def not_here_hint(repo: Repo) -> str | None:
         base, branch = (point.get("base"), point.get("branch")) if isinstance(point, dict) else (None, None)
         if newest.get("status") != "active" or not isinstance(base, str) or run_id_problem(run) is not None:
             continue
+        held = sources.branch_holding(repo, run, newest)
+        how = f"`git switch {held}` (its ledger is committed there)" if held else bring(repo, base, branch)
         lines.append(f"run {run!r} (checkpoint #{ledgerref.seq_of(newest)}, published by another clone) was made "
-                     f"on commit {base[:12]}{_on(branch)}: {bring(repo, base, branch)}, then `shiftgit resume {run}`")
+                     f"on commit {base[:12]}{_on(branch)}: {how}, then `shiftgit resume {run}`")
         if len(lines) == 3:
             break
     return "; ".join(lines) if lines else None
