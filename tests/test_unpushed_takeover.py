@@ -39,7 +39,7 @@ def b_after_a(tmp_path: Path) -> tuple[Machine, str]:
     a.write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
     a.ok("checkpoint", "--step", "sub()", "--next", "test sub()")
     deadline = time.monotonic() + 60
-    while _published(origin).get("checkpoint", {}).get("seq") != 2 and time.monotonic() < deadline:
+    while (_published(origin).get("checkpoint") or {}).get("seq") != 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _published(origin)["checkpoint"]["step"] == "sub()", "checkpoint #2 never left machine A"
     base = a.git("rev-parse", "HEAD").strip()
