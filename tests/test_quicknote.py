@@ -41,6 +41,7 @@ def expected(repo: Repo, commit: str) -> tuple[str, str]:
 
 def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way_would(run_repo: Repo) -> None:
     checkpoint(run_repo, "fast")
+    tips = dict(zip((NOTES_REF, DATA_REF), run_repo.git("rev-parse", NOTES_REF, DATA_REF).split(), strict=True))
     proc = run_repo.run(["git", "commit", "-q", "-m", "fast"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
     assert proc.returncode == 0, proc.stderr
     head = run_repo.head()
@@ -53,20 +54,37 @@ def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way
         assert run_repo.git("log", "-1", "--format=%an <%ae> %ad|%cn <%ce> %cd", "--date=raw", ref) == \
             f"{committer.strip()}|{committer}"
         assert run_repo.git("ls-tree", "--name-only", ref, f"{head[:2]}/").strip() == f"{head[:2]}/{head[2:]}"
+        # moved in the files (git/refswap.py), its reflog line as update-ref writes one: git reads it back
+        assert run_repo.git("log", "-g", "-1", "--format=%gn <%ge>|%gs", ref).strip() == \
+            f"{committer.split('> ')[0]}>|shiftgit: handoff of {head[:12]}"
+        assert run_repo.git("rev-parse", f"{ref}@{{1}}").strip() == tips[ref]
     # the shim ran no diff-tree: the gate of this very commit prepared the note, checked against the trees
     gits = started_gits(run_repo, run_repo.path / "t")
     # the gate starts its cat-file and diff-index at once (git/view.staged_on_head): either may be traced first;
-    # the child it leaves (git/waiter.py) starts its cat-file and update-ref while git goes on, so those may come
-    # anywhere after; it writes the objects itself (no unpack-objects), git fsck finds them sound
+    # the child it leaves (git/waiter.py) reads with the gate's cat-file, writes the objects itself (no
+    # unpack-objects; git fsck finds them sound) and moves the refs in the files (no update-ref)
     # (no config query: the config files say git's trailer settings are its defaults, git/trailerconf.py, so the
     # commit-msg shim appends the trailers itself: no interpret-trailers)
-    assert [gits[0], *sorted(gits[1:3])] == ["commit", "cat-file", "diff-index"]
-    rest = gits[3:]
-    for child in ("cat-file", "update-ref"):
-        assert rest.count(child) == 1
-        rest.remove(child)
-    assert rest == ["maintenance"]
+    assert [gits[0], *sorted(gits[1:3]), *gits[3:]] == ["commit", "cat-file", "diff-index", "maintenance"]
     assert run_repo.git("fsck", "--no-dangling", "--strict").strip() == ""
+
+
+def test_where_the_files_do_not_settle_a_ref_move_update_ref_moves_the_notes_refs(run_repo: Repo) -> None:
+    """A reference-transaction hook, a notes ref with no reflog yet (git's config decides whether to start one):
+    the child's update-ref moves both refs, the hook sees the transaction, git starts the reflog."""
+    hook = run_repo.path / ".git" / "hooks" / "reference-transaction"
+    hook.write_text('#!/bin/sh\n[ "$1" != committed ] || cat >> "$(git rev-parse --git-dir)/seen"\n')
+    hook.chmod(0o755)
+    (run_repo.path / ".git" / "logs" / "refs" / "notes" / "shift-data").unlink()
+    checkpoint(run_repo, "hooked")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "hooked"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
+    assert proc.returncode == 0, proc.stderr
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    assert started_gits(run_repo, run_repo.path / "t").count("update-ref") == 1
+    seen = (run_repo.path / ".git" / "seen").read_text()
+    assert f" {DATA_REF}\n" in seen and f" {NOTES_REF}\n" in seen
+    assert run_repo.git("log", "-g", "--format=%gs", DATA_REF).strip() == "shiftgit: handoff"  # git started it
 
 
 def test_a_shared_repository_gets_the_objects_from_git_itself(run_repo: Repo) -> None:

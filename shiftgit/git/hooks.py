@@ -81,13 +81,15 @@ def pre_commit(ctx: Context) -> int:
     if run is None:
         return _scan_ledgers(ctx)
     changes: list[tuple[str, str | None, str | None]] = []
-    staging = read_staging(ctx, gitdir, run, changes)
+    with Objects(ctx.root, ctx.env) as objects:
+        staging = read_staging(ctx, gitdir, run, objects, changes)
 
-    def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
-        _remember_validated(gitdir, staging)
-        return _prepare_note(gitdir, staging, changes)
+        def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
+            _remember_validated(gitdir, staging)
+            return _prepare_note(gitdir, staging, changes)
 
-    passed = waiter.leave(gitdir, rest, ctx.environ, changes)  # its child loads what `rest` needs while we judge
+        # its child loads what `rest` needs while we judge, and asks this cat-file for the commit and notes trees
+        passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
@@ -133,23 +135,21 @@ def _claim(ctx: Context, run: str) -> fence.Claim | None:
     return fence.newest(lambda *argv: gitview.git(ctx.root, ctx.env, *argv), run)
 
 
-def read_staging(ctx: Context, gitdir: str, run: str,
+def read_staging(ctx: Context, gitdir: str, run: str, objects: Objects,
                  ledger_changes: list[tuple[str, str | None, str | None]] | None = None) -> gate.Staging:
-    """The index git hands the hook, as the gate needs it: one diff-index, one cat-file. `ledger_changes`
+    """The index git hands the hook, as the gate needs it: one diff-index, and `objects` (a cat-file). `ledger_changes`
     gets each staged ledger's (path, HEAD's blob, staged blob)."""
     from shiftgit.ledger import validated
 
-    env = ctx.env
-    with Objects(ctx.root, env) as objects:
-        head, changes = gitview.staged_on_head(objects, ctx.root, env)
-        paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
-        touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
-        if ledger_changes is not None:
-            ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
-        own = f"{fence.LEDGERS}{run}"  # the config, the published ledger and its commit: read with the ledgers
-        ledgers, (config, published, tip) = _ledgers(objects, run, touched,
-                                                     [f":{gitview.CONFIG}", f"{own}:ledger.json", own])
-        claim = _claims(objects, run, gitview.parse_config(config), tip) if paths else None
+    head, changes = gitview.staged_on_head(objects, ctx.root, ctx.env)
+    paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
+    touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
+    if ledger_changes is not None:
+        ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
+    own = f"{fence.LEDGERS}{run}"  # the config, the published ledger and its commit: read with the ledgers
+    ledgers, (config, published, tip) = _ledgers(objects, run, touched,
+                                                 [f":{gitview.CONFIG}", f"{own}:ledger.json", own])
+    claim = _claims(objects, run, gitview.parse_config(config), tip) if paths else None
     worktree = os.path.join(ctx.root, gitview.ledger_path(run))
     checked, clean = validated.marks_of(gitdir, {led.blob: led.staged for led in ledgers.values() if led.blob})
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),

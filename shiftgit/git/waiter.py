@@ -35,6 +35,8 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from shiftgit.git.notestree import CatFile
+
     Prepared = tuple[list[str], str, str]
 
 ENABLED = False  # set by __main__.hook_main: only the shims' post-commit knows how to wake the child
@@ -45,13 +47,14 @@ LONGEST = 3600.0  # seconds a child waits at most
 
 
 def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str],
-          changes: list[tuple[str, str | None, str | None]] | None = None) -> Callable[[], None] | None:
+          changes: list[tuple[str, str | None, str | None]] | None = None,
+          cat: CatFile | None = None) -> Callable[[], None] | None:
     """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
     `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
     Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
     process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed.
     `changes`: the staged ledger changes; when the checkpoint rendered their note (git/prenote.py), the child
-    loads nothing to render one."""
+    loads nothing to render one. `cat`: the gate's cat-file, handed over to the child (no second one to start)."""
     if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
         return None
     commit_pid = os.getppid()  # the shim exec'd Python: its parent is the `git commit`
@@ -78,9 +81,11 @@ def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str
     if pid:
         for fd in fds[:3]:
             os.close(fd)
+        if cat is not None:
+            cat.hand_over()
         return lambda: _pass(fds[3])
     os.close(fds[3])
-    _child(commit_pid, gitdir, folder, fds[:3], work, changes or [])
+    _child(commit_pid, gitdir, folder, fds[:3], work, changes or [], cat)
     raise AssertionError("unreachable")  # pragma: no cover - _child never returns
 
 
@@ -117,7 +122,7 @@ def _clear(folder: str, commit_pid: int) -> None:
 
 
 def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Callable[[], Prepared | None],
-           changes: list[tuple[str, str | None, str | None]]) -> None:
+           changes: list[tuple[str, str | None, str | None]], gate_cat: CatFile | None) -> None:
     """Detach from git's streams and session, load what `work` needs, wait for the gate's verdict, do `work`, wait
     for the shim, answer it; never returns."""
     answer_fd, go_fd, verdict_fd = fds
@@ -135,8 +140,10 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
             from shiftgit.git import handoff  # noqa: F401  what rendering the note loads, with the secret
             from shiftgit.ledger import secrets  # noqa: F401  scanner's regular expressions (~7 ms)
 
-        cat = quicknote.cat_file(os.environ)  # started now, while the gate judges and git writes the commit: two
-        refs = quicknote.ref_updates(os.environ)  # processes less to wait for (both end at our end: no input)
+        # the gate's cat-file, else one started now, while the gate judges and git writes the commit; and the
+        # notes refs moved in the files (git/refswap.py), else by an update-ref started now (both end at our end)
+        cat = gate_cat or quicknote.cat_file(os.environ)
+        refs = None if quicknote.refs_in_files(os.environ) else quicknote.ref_updates(os.environ)
         if os.read(verdict_fd, 1) != b"y":  # end of file: the gate refused, or its process failed
             return
         prepared = work()
