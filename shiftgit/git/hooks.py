@@ -4,12 +4,11 @@ The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) 
 click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
 never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
 modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
-commit: pre-commit 3 (`cat-file --batch`, `diff-index`, `config`: started before the imports); commit-msg
-0 or 1 (the shim appends the trailers to a plain message, else runs `interpret-trailers`; this module's
-commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when the gate's waiting child
-writes the note it rendered, or found rendered by the checkpoint (git/waiter.py, git/quicknote.py,
-git/prenote.py), else 3 (`diff-tree`, `cat-file`, `update-ref`). `post_commit` here is the general way: it
-reads the ledgers and writes through notes.write_handoff, when no prepared note is the commit's.
+commit: pre-commit 2 (`cat-file --batch`, `diff-index`, started before the imports; `config` too when the config
+files do not settle the trailer settings); commit-msg 0 or 1 (the shim appends the trailers to a plain message,
+else `interpret-trailers`; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0
+when the gate's waiting child writes the note (git/waiter.py, git/quicknote.py, git/prenote.py), else 3 (`diff-tree`,
+`cat-file`, `update-ref`). `post_commit` here is the general way (notes.write_handoff) for any other commit.
 """
 
 from __future__ import annotations
@@ -137,8 +136,8 @@ def _claim(ctx: Context, run: str) -> fence.Claim | None:
 
 def read_staging(ctx: Context, gitdir: str, run: str, objects: Objects,
                  ledger_changes: list[tuple[str, str | None, str | None]] | None = None) -> gate.Staging:
-    """The index git hands the hook, as the gate needs it: one diff-index, and `objects` (a cat-file). `ledger_changes`
-    gets each staged ledger's (path, HEAD's blob, staged blob)."""
+    """The index git hands the hook as the gate needs it (a diff-index, `objects`); `ledger_changes` gets each staged
+    ledger's (path, HEAD's blob, staged blob)."""
     from shiftgit.ledger import validated
 
     head, changes = gitview.staged_on_head(objects, ctx.root, ctx.env)
@@ -218,9 +217,11 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
 
 def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
     """For the commit-msg shim of the same `git commit` (same parent pid); `plain`: no config moves trailers."""
-    folder = os.path.join(gitdir, "shift")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
+    path = os.path.join(gitdir, "shift", TRAILERS)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.lexists(path):  # a new file, not the old one truncated: ext4 flushes that one's data at close (~1 ms)
+        os.unlink(path)
+    with open(path, "w", encoding="utf-8") as handle:
         handle.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]))
 
 

@@ -38,8 +38,8 @@ def note_of(gitdir: str, changes: list[tuple[str, str | None, str | None]],
     lines = quicknote.key(changes, _width(changes))
     runs = sorted({run for line in lines if (run := quicknote.ledger_run(line.split(" ", 2)[-1]))})
     found = quicknote.read_prepared(gitdir)
-    if found is not None and found[0] == lines and lines:  # the checkpoint rendered it (`prerender`)
-        _, note, data = found
+    if found is not None and found[0] == lines and lines:  # the checkpoint rendered it (`prerender`): left as it is
+        _, note, data = found  # (rewriting it, renamed over the old, costs ~0.3-1 ms on ext4: it flushes the data)
         staged = {run: new for run, (_, new) in ledgers(runs).items()}
     else:
         from shiftgit.git import handoff
@@ -50,10 +50,10 @@ def note_of(gitdir: str, changes: list[tuple[str, str | None, str | None]],
         if document is None or not lines:
             return None
         note, data = handoff.pair(document)
-    try:
-        quicknote.prepare(gitdir, lines, note, data)
-    except OSError:
-        pass  # only post-commit's fast way is lost: it renders the note itself
+        try:
+            quicknote.prepare(gitdir, lines, note, data)
+        except OSError:
+            pass  # only post-commit's fast way is lost: it renders the note itself
     for path, _, new in changes:
         run = quicknote.ledger_run(path) or ""
         kept = staged.get(run)
