@@ -164,7 +164,7 @@ def hook_main(args: list[str]) -> NoReturn:
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
             from shiftgit.git.trailerconf import plain_in_files
 
-            wanted = [["cat-file", "--batch"], rawgit.STAGED]
+            wanted = [rawgit.STAGED]  # objects: read from the loose files (git/looseread.py), cat-file when needed
             env = rawgit.hook_env(os.environ)
             if not plain_in_files(env, os.getcwd()):  # the config files do not settle it: git's `config` does
                 wanted.append(rawgit.TRAILER_CONFIG)

@@ -17,7 +17,7 @@ import os
 import sys
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, rawgit, waiter
+from shiftgit.git import fence, gate, looseread, rawgit, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.rawledger import checkpoint_of
@@ -80,14 +80,13 @@ def pre_commit(ctx: Context) -> int:
     if run is None:
         return _scan_ledgers(ctx)
     changes: list[tuple[str, str | None, str | None]] = []
-    with Objects(ctx.root, ctx.env) as objects:
+    with Objects(ctx.root, ctx.env, looseread.for_hook(ctx.root, gitdir, ctx.environ, ctx.env)) as objects:
         staging = read_staging(ctx, gitdir, run, objects, changes)
 
         def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
             _remember_validated(gitdir, staging)
             return _prepare_note(gitdir, staging, changes)
 
-        # its child loads what `rest` needs while we judge, and asks this cat-file for the commit and notes trees
         passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)
     problems = gate.judge(staging)
     if problems:
@@ -141,6 +140,7 @@ def read_staging(ctx: Context, gitdir: str, run: str, objects: Objects,
     from shiftgit.ledger import validated
 
     head, changes = gitview.staged_on_head(objects, ctx.root, ctx.env)
+    objects.note_staged(changes)
     paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
     touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
     if ledger_changes is not None:

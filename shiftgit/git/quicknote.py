@@ -46,8 +46,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from shiftgit.git import notestree
+    from shiftgit.git.looseread import Loose
 
-    Cat = CatFile | notestree.CatFile  # this module's, or the gate's handed over (git/waiter.py)
+    Cat = CatFile | notestree.CatFile | Loose  # this module's, or the gate's handed over (git/waiter.py)
 
 PREPARED = "handoff"  # <git-dir>/shift/handoff
 MAGIC = b"shiftgit handoff 1"  # then the pid of the `git commit` the gate ran under

@@ -35,6 +35,7 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from shiftgit.git.looseread import Loose
     from shiftgit.git.notestree import CatFile
 
     Prepared = tuple[list[str], str, str]
@@ -48,7 +49,7 @@ LONGEST = 3600.0  # seconds a child waits at most
 
 def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str],
           changes: list[tuple[str, str | None, str | None]] | None = None,
-          cat: CatFile | None = None) -> Callable[[], None] | None:
+          cat: CatFile | Loose | None = None) -> Callable[[], None] | None:
     """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
     `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
     Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
@@ -122,7 +123,7 @@ def _clear(folder: str, commit_pid: int) -> None:
 
 
 def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Callable[[], Prepared | None],
-           changes: list[tuple[str, str | None, str | None]], gate_cat: CatFile | None) -> None:
+           changes: list[tuple[str, str | None, str | None]], gate_cat: CatFile | Loose | None) -> None:
     """Detach from git's streams and session, load what `work` needs, wait for the gate's verdict, do `work`, wait
     for the shim, answer it; never returns."""
     answer_fd, go_fd, verdict_fd = fds
@@ -143,6 +144,7 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
         # the gate's cat-file, else one started now, while the gate judges and git writes the commit; and the
         # notes refs moved in the files (git/refswap.py), else by an update-ref started now (both end at our end)
         cat = gate_cat or quicknote.cat_file(os.environ)
+        _warm(cat)
         refs = None if quicknote.refs_in_files(os.environ) else quicknote.ref_updates(os.environ)
         if os.read(verdict_fd, 1) != b"y":  # end of file: the gate refused, or its process failed
             return
@@ -162,6 +164,20 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
         _remove(wait)
         _remove(go)
         os._exit(code)  # the parent's buffers and exit handlers are not the child's
+
+
+def _warm(cat: object) -> None:
+    """A reader of the loose files (git/looseread.py) starts its cat-file now, while git makes the commit, when a notes
+    tree has subtrees that are not loose (packed): the one the note goes into is read once the commit is made."""
+    from shiftgit.git.looseread import Loose
+    from shiftgit.git.quicknote import DATA_REF, NOTES_REF
+    from shiftgit.git.rawgit import TREE, parse_tree
+
+    if isinstance(cat, Loose):
+        trees = [t for t in cat.get([f"{NOTES_REF}^{{tree}}", f"{DATA_REF}^{{tree}}"]) if t is not None]
+        entries = [entry for t in trees for entry in parse_tree(t[2], len(t[0])).values()]
+        if any(mode == TREE and not cat.is_loose(oid) for mode, oid in entries):
+            cat.cat  # noqa: B018  # started
 
 
 def _woken(commit_pid: int, go_fd: int) -> bool:
