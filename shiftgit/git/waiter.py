@@ -3,12 +3,14 @@
 When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
 known up to the commit's id (git/quicknote.py). So the hook forks as soon as it has read the index, before
 it judges it: the child loads what rendering the note needs (the secret scanner's regular
-expressions, ~10 ms) and starts its two git processes while the parent judges, then waits for the parent's
-verdict on a pipe. A refusal, or any end of the parent without a verdict, sends the child away having written
-nothing. Once the gate passed, the parent answers git at once, and the child does, while git writes the
-commit, what need not hold the commit back (it remembers the ledgers the gate validated and prepares the
-note): the post-commit shim waits for that work, so its slowest part, loading modules and starting
-processes, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
+expressions, ~10 ms, unless the checkpoint rendered it) while the parent judges, then waits for the parent's
+verdict on a pipe. It reads objects with the gate's reader (git/looseread.py: the loose files, and the cat-file
+the gate started if it needed one; started now if a notes tree is partly packed) and moves the notes refs in the
+files (git/refswap.py), else with an `update-ref` it starts now. A refusal, or any end of the parent without a
+verdict, sends the child away having written nothing. Once the gate passed, the parent answers git at once,
+and the child does, while git writes the commit, what need not hold the commit back (it remembers the ledgers
+the gate validated and prepares the note): the post-commit shim waits for that work, so its slowest part,
+loading modules, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
 the pid of the `git commit` they serve and the child's pid and start time (`started`):
 
     wait-<commit pid>-<child>  the child keeps it open for writing: a reader never blocks on opening it,
