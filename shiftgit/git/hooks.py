@@ -1,13 +1,13 @@
 """Git hook entry points: the commit gate, trailers, handoff notes. The I/O around pure rules.
 
-The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) without importing
-click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
-never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
-modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
-commit: pre-commit 2 (`cat-file --batch`, `diff-index`, started before the imports; `config` too when the config
-files do not settle the trailer settings); commit-msg 0 or 1 (the shim appends the trailers to a plain message,
-else `interpret-trailers`; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0
-when the gate's waiting child writes the note (git/waiter.py, git/quicknote.py, git/prenote.py), else 3 (`diff-tree`,
+The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) without importing click; the modules
+used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit never validated, and site with
+it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never modify a tracked file, and never stash, reset or
+check out anything. Git processes per checkpointed commit: pre-commit 1 (`diff-index`, started before the imports;
+objects come from the loose files, git/looseread.py, else one `cat-file --batch`; `config` where the config files
+do not settle the trailer settings); commit-msg 0 or 1 (the shim appends the trailers to a plain message, else
+`interpret-trailers`; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when
+the gate's waiting child writes the note (git/waiter.py, git/quicknote.py, git/prenote.py), else 3 (`diff-tree`,
 `cat-file`, `update-ref`). `post_commit` here is the general way (notes.write_handoff) for any other commit.
 """
 

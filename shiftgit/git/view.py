@@ -179,10 +179,11 @@ def _blob(oid: str) -> str | None:
 # -- objects ----------------------------------------------------------------------------------------
 
 class Objects:
-    """One `git cat-file --batch` for a hook: names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
+    """One `git cat-file --batch` for a hook (or a reader of the loose files that asks one only for what they do not
+    hold: git/looseread.py): names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
 
     def __init__(self, root: Where, env: Mapping[str, str], cat: CatFile | Loose | None = None) -> None:
-        self.cat = cat if cat is not None else CatFile(root, dict(env))  # cat: a reader of the loose files (Loose)
+        self.cat = cat if cat is not None else CatFile(root, dict(env))
 
     def note_staged(self, changes: list[Change]) -> None:
         """What diff-index says the index changes against HEAD: a Loose reader answers `:path` from it."""
