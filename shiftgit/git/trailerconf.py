@@ -31,11 +31,12 @@ TRUE = ("1", "true", "yes", "on")
 def plain_in_files(env: Mapping[str, str], top: str) -> bool:
     """True when the config files settle that git's trailer and comment settings are its defaults, for the work
     tree at TOP; False when they do not (ask git)."""
-    files = _files(env, top)
+    files = config_files(env, top)
     return files is not None and all(_silent(path) for path in files)
 
 
-def _files(env: Mapping[str, str], top: str) -> list[str] | None:
+def config_files(env: Mapping[str, str], top: str) -> list[str] | None:
+    """The config files `git config` reads for the work tree at TOP; None when they are not settled here."""
     if any(env.get(name) for name in ENV_CONFIG) or not os.path.isdir(os.path.join(top, ".git")):
         return None
     files = [os.path.join(top, ".git", "config"), os.path.join(top, ".git", "config.worktree")]  # (read if enabled)
