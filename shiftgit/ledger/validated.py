@@ -28,7 +28,8 @@ NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
 KEEP = 2048
 WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
-SECRET_RULES = "1"  # the secret rules' version (ledger/secrets.py, secretrules.py): bump it when they find more.
+SECRET_RULES = "2"  # the secret rules' version (ledger/secrets.py, secretrules.py): bump it when they find more.
+# 2: the secrets a ledger's recorded commands give as words of their own (ledger/commandsecrets.py).
 # A mark of bytes scanned clean (here, and git/secretscan's cache of blobs) names the version that scanned them,
 # so an upgrade that adds a rule never lets bytes an older version passed skip the new scan.
 CLEAN = f"clean-r{SECRET_RULES}:"  # a token on a line of bytes scanned whole and found free of secrets
@@ -126,11 +127,13 @@ def scanned_clean(data: bytes) -> bool:
     the regular expressions that takes."""
     if len(data) > CLEAN_SCAN_MAX:
         return False
+    from shiftgit import rawjson
+    from shiftgit.ledger.commandsecrets import command_secret
     from shiftgit.ledger.secrets import find_secrets_in_json
 
-    try:
-        return not find_secrets_in_json(data.decode("utf-8"))
-    except UnicodeDecodeError:
+    try:  # the commands too: a ledger read from a person's hand and written again carries theirs unjudged
+        return not find_secrets_in_json(data.decode("utf-8")) and command_secret(rawjson.loads(data)) is None
+    except ValueError:  # not UTF-8, not JSON
         return False
 
 
