@@ -31,10 +31,12 @@ def checkpointed_with_a_check(repo: Repo) -> None:
     repo.ok("checkpoint", "--step", "step")
 
 
-def add_pending_check(repo: Repo, argv: list[str]) -> None:
+def add_pending_check(repo: Repo, argv: list[str], tail: str = "") -> None:
     """By hand, as a person (or another tool) would: a check record copied from the checkpoint, another command."""
     document = repo.ledger("demo")
-    check = {**document["checkpoint"]["checks"][0], "id": "c-by-hand", "name": "by-hand", "argv": argv}
+    check = {**document["checkpoint"]["checks"][0], "id": f"c-by-hand-{len(document.get('pending_checks', []))}",
+             "name": "by-hand", "argv": argv}
+    check["output_tail"] = tail or check["output_tail"]
     document["pending_checks"] = [*document.get("pending_checks", []), check]
     repo.ledger_path("demo").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
@@ -68,6 +70,26 @@ def test_a_hand_edited_secret_shiftgit_wrote_again_is_still_refused(run_repo: Re
     assert WORD in run_repo.ledger_path("demo").read_text()
     proc = run_repo.commit("step 2")
     assert proc.returncode == 1 and "in a recorded command" in proc.stderr, proc.stderr
+
+
+def test_past_the_clean_scan_size_a_write_vouches_only_for_commands_it_judged(run_repo: Repo) -> None:
+    """A ledger over validated.CLEAN_SCAN_MAX is text-scanned by the gate, whose command check then rests on the
+    `written` mark: a write earns it only when no recorded command gives a secret."""
+    from shiftgit.ledger.validated import CLEAN_SCAN_MAX, WRITTEN, blob_id
+
+    checkpointed_with_a_check(run_repo)
+    add_pending_check(run_repo, [sys.executable, "-c", "pass"], tail="ok\n" * (CLEAN_SCAN_MAX // 3))
+    run_repo.write("calc.py", CALC + "\n# step 2\n")
+    run_repo.ok("checkpoint", "--step", "step 2")  # written whole (hand-edited bytes), every command judged
+    data = run_repo.ledger_path("demo").read_bytes()
+    assert len(data) > CLEAN_SCAN_MAX and WRITTEN + blob_id(data) in validated_file(run_repo).split()
+    add_pending_check(run_repo, FORMS[0])
+    run_repo.write("calc.py", CALC + "\n# step 3\n")
+    run_repo.ok("checkpoint", "--step", "step 3")
+    data = run_repo.ledger_path("demo").read_bytes()
+    assert WORD.encode() in data and WRITTEN + blob_id(data) not in validated_file(run_repo).split()
+    proc = run_repo.commit("step 3")  # (the checkpoint took the pending checks in)
+    assert proc.returncode == 1 and "in a recorded command, checkpoint.checks[" in proc.stderr, proc.stderr
 
 
 def test_a_ledger_shiftgit_wrote_is_still_marked_clean_and_commits(run_repo: Repo) -> None:

@@ -25,15 +25,12 @@ _COMMAND_KEYS = (b'"argv"', b'"probe"', b'"compensate"', b'"inspect"', b'"escala
 def command_secret(document: Any) -> str | None:
     """Where the first recorded command of a ledger document holds a secret, said without repeating it
     (`checkpoint.checks[0]: argv[4], the word after --password`); None when none does (or it is not a ledger)."""
-    from shiftgit.ledger.argvsecrets import argv_secret
+    from shiftgit.ledger.argvsecrets import argv_secrets
 
-    judged: dict[tuple[str, ...], str | None] = {}  # one command recorded in many places is judged once
-    for label, argv in recorded_commands(document):
-        if argv not in judged:
-            judged[argv] = argv_secret(argv)
-        if judged[argv] is not None:
-            return _shown(label, judged[argv])
-    return None
+    commands = list(recorded_commands(document))
+    unique = list(dict.fromkeys(argv for _, argv in commands))  # one command recorded in many places: judged once
+    judged = dict(zip(unique, argv_secrets(unique), strict=True))
+    return next((_shown(label, judged[argv]) for label, argv in commands if judged[argv] is not None), None)
 
 
 def effect_secret(effect: Any) -> str | None:
@@ -118,6 +115,8 @@ def _words(value: Any) -> tuple[str, ...]:
 
 
 def _split(line: str) -> tuple[str, ...]:
+    if line.isprintable() and "'" not in line and '"' not in line and "\\" not in line:
+        return tuple(line.split())  # what shlex gives when no quote or escape is in it (spaces its only blanks)
     import shlex  # here: only a command kept as a string is split
 
     try:
