@@ -112,7 +112,7 @@ def test_a_ledger_nested_thousands_deep_is_reported_in_one_line(tmp_path: Path) 
     sg(repo, "init", "--hooks", "git")
     sg(repo, "start", "deep", "--goal", "g", "--stop-when", "s")
     repo.ledger_path("deep").write_text('{"schema_version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    for args in (("status",), ("show", "deep"), ("resume", "--no-run"), ("log",)):
+    for args in (("status",), ("show", "deep"), ("resume", "--no-run"), ("log",), ("validate",)):
         proc = repo.run([*module_argv("shiftgit"), *args])
         assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr, (args, proc.stderr[-500:])
         assert len(proc.stderr.strip().splitlines()) <= 1, (args, proc.stderr)  # resume: escalates, exit 4
@@ -183,3 +183,5 @@ def test_a_ledger_the_schema_allows_but_no_record_can_hold_is_one_line(tmp_path:
     for args in (("status",), ("show", "demo"), ("verify",), ("resume", "--no-run")):
         one_line_or_none(clone, *args)
     assert "invalid ledger" in one_line_or_none(clone, "show", "demo").stderr
+    proc = clone.run([*module_argv("shiftgit"), "validate", "demo"])  # says so too, not "ok"
+    assert proc.returncode == 1 and "created_at" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
