@@ -134,3 +134,16 @@ def test_sync_does_not_push_a_ledger_ref_whose_command_gives_a_secret(run_repo: 
     every = subprocess.run(["git", f"--git-dir={remote}", "cat-file", "--batch-all-objects", "--batch"],
                            capture_output=True, check=True).stdout
     assert WORD.encode() not in every
+
+
+def test_a_commit_made_past_the_gate_is_refused_by_the_ci_check(run_repo: Repo) -> None:
+    """`--no-verify` skips pre-commit: the pre-push gate and CI judge the committed ledger by the same rule."""
+    base = run_repo.head()
+    checkpointed_with_a_check(run_repo)
+    add_pending_check(run_repo, FORMS[4])
+    run_repo.git("add", "-A")
+    run_repo.git("commit", "-q", "--no-verify", "-m", "past the gate")
+    proc = run_repo.sg("ci", "check", f"{base}..HEAD", "--no-fetch")
+    assert proc.returncode == 1 and "in a recorded command, pending_checks[" in proc.stdout + proc.stderr, \
+        proc.stdout + proc.stderr
+    assert WORD not in proc.stdout + proc.stderr
