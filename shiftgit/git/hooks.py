@@ -22,6 +22,7 @@ from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.rawledger import checkpoint_of
 from shiftgit.git.view import Objects
+from shiftgit.ledger import validated
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def pre_commit(ctx: Context) -> int:
     gitdir = gitview.git_dir(ctx.root, ctx.environ)
     run = gitview.active_run(ctx.root, gitdir, ctx.environ)
     if run is None:
-        return _scan_ledgers(ctx)
+        return _scan_ledgers(ctx, gitdir)
     changes: list[tuple[str, str | None, str | None]] = []
     with Objects(ctx.root, ctx.env, looseread.for_hook(ctx.root, gitdir, ctx.environ, ctx.env)) as objects:
         staging = read_staging(ctx, gitdir, run, objects, changes)
@@ -110,7 +111,7 @@ def _prepare_note(gitdir: str, staging: gate.Staging,
                                                           for run in runs})
 
 
-def _scan_ledgers(ctx: Context) -> int:
+def _scan_ledgers(ctx: Context, gitdir: str) -> int:
     """No active run here: no gate, but no staged ledger may carry a secret into git either."""
     env = ctx.env
     with Objects(ctx.root, env) as objects:
@@ -118,7 +119,8 @@ def _scan_ledgers(ctx: Context) -> int:
         touched = [(name, c) for c in changes if (name := gitview.ledger_run(c.path)) and c.new]
         blobs = objects.read([c.new for _, c in touched if c.new])
     ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
-    problems = gate.secret_problems(ledgers)
+    _, clean, written = validated.marks_of(gitdir, {x.blob: x.staged for x in ledgers if x.blob})  # as the gate
+    problems = gate.secret_problems([x for x in ledgers if x.blob not in clean], written)
     if problems:
         ctx.say(gate.render_secrets(problems))
         return 1
@@ -137,8 +139,6 @@ def read_staging(ctx: Context, gitdir: str, run: str, objects: Objects,
                  ledger_changes: list[tuple[str, str | None, str | None]] | None = None) -> gate.Staging:
     """The index git hands the hook as the gate needs it (a diff-index, `objects`); `ledger_changes` gets each staged
     ledger's (path, HEAD's blob, staged blob)."""
-    from shiftgit.ledger import validated
-
     head, changes = gitview.staged_on_head(objects, ctx.root, ctx.env)
     objects.note_staged(changes)
     paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
@@ -150,9 +150,9 @@ def read_staging(ctx: Context, gitdir: str, run: str, objects: Objects,
                                                  [f":{gitview.CONFIG}", f"{own}:ledger.json", own])
     claim = _claims(objects, run, gitview.parse_config(config), tip) if paths else None
     worktree = os.path.join(ctx.root, gitview.ledger_path(run))
-    checked, clean = validated.marks_of(gitdir, {led.blob: led.staged for led in ledgers.values() if led.blob})
+    checked, clean, written = validated.marks_of(gitdir, {x.blob: x.staged for x in ledgers.values() if x.blob})
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
-                        validated=checked, clean=clean,
+                        validated=checked, clean=clean, written=written,
                         worktree_ledger=_read(worktree) if os.path.isfile(worktree) else None, newest_claim=claim,
                         published=published)
 
@@ -196,8 +196,6 @@ def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change],
 
 def _remember_validated(gitdir: str, staging: gate.Staging) -> None:
     """Ledgers the gate just schema-checked need no second check (a refused commit is often retried)."""
-    from shiftgit.ledger import validated
-
     fresh = [ledger.staged for ledger in staging.ledgers.values()
              if ledger.staged is not None and ledger.blob not in staging.validated]
     if fresh:

@@ -170,7 +170,7 @@ class Store:
             ledger = self._checked(run, data) if document is None else Ledger.from_dict(document)
         if document is None:
             return ledger
-        written = True if seen is not None and seen.data == data else None  # None: asked when a write needs it
+        written = seen.written if seen is not None and seen.data == data else None  # None: asked at the next write
         self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
 
@@ -252,9 +252,9 @@ class Store:
         data = written.data
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
-        try:  # the gate skips re-validating (and, clean, re-scanning) these bytes
-            validated.record(self.repo.git_dir, [data], written=True, sha1_only=self.repo.object_format == "sha1",
-                             clean=validated.scanned_clean(data))
+        try:  # the gate skips re-validating (and, clean, re-scanning) these bytes; not written: incremental.render
+            validated.record(self.repo.git_dir, [data], written=bool(written.written), clean=bool(written.written)
+                             and validated.scanned_clean(data), sha1_only=self.repo.object_format == "sha1")
         except OSError:  # noqa: S110
             pass
 

@@ -135,6 +135,7 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     from shiftgit.recovery import rollback  # here: the git side of a restore is no part of `resume --no-run`
 
     ledger = _keep_newer_lease(parse_ledger(newest.data, f"{newest.ref}:ledger.json"), old)
+    _refuse_command_secret(newest)
     point = ledger.checkpoint
     assert point is not None  # newer than the working ledger, so it holds a checkpoint
     plan = rollback.plan_checkpoint(store, run, point)
@@ -151,6 +152,19 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     _continue_refs(store, run, newest, point.snapshot)
     return {"adopted": True, "source": newest.to_dict(), "detail": f"adopted {newest.describe()}",
             "rescue": ref, "rescue_commit": commit, **plan.to_dict()}
+
+
+def _refuse_command_secret(newest: Source) -> None:
+    """Another clone's ledger whose recorded command gives a secret as a word of its own (ledger/commandsecrets.py)
+    is not written here: it would land in this work tree, its commits and what this clone publishes."""
+    from shiftgit import rawjson
+    from shiftgit.ledger.commandsecrets import command_secret
+
+    where = command_secret(rawjson.loads(newest.data))
+    if where is not None:
+        raise UsageError(f"the published ledger ({newest.describe()}) holds what looks like a secret in a recorded "
+                         f"command ({where}); nothing was adopted: have it recorded again with the secret passed "
+                         "through an environment variable, then `shiftgit sync` and adopt that")
 
 
 def _keep_newer_lease(ledger: Ledger, old: bytes | None) -> Ledger:

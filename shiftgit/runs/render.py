@@ -287,19 +287,22 @@ def markdown(ledger: Ledger) -> str:
 
 def validation_report(store: Store, runs: Sequence[str]) -> dict[str, Any]:
     """Validate ledgers without raising: every file, every error with its JSON path."""
+    from shiftgit import rawjson
+
     files = []
     for run in runs or store.run_ids():
         path = store.ledger_path(run)
         rel = store.rel(path)
         errors: list[str] = []
         try:
-            import json  # json's own message for corrupt JSON (`status` reads with rawjson: no re)
-
-            document = json.loads(path.read_bytes())
-            from shiftgit.ledger.schema import check_version, schema_errors
+            data = path.read_bytes()
+            document = rawjson.loads(data)  # json's own message for corrupt JSON; one line for JSON nested too deep
+            from shiftgit.ledger.schema import check_version, parse_ledger, schema_errors
 
             check_version(document, rel)
             errors = schema_errors(document)
+            if not errors:
+                parse_ledger(data, rel)  # what the schema allows and a record cannot hold (LedgerError)
         except FileNotFoundError:
             errors = [f"no such run {run!r}"]
         except ValueError as exc:
