@@ -137,7 +137,9 @@ def _write(file: Path, values: list[Any]) -> None:
         tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
         tmp.write_bytes(MAGIC + b"".join(_record(v) for v in values))
         os.replace(tmp, file)
-        kept = sorted(file.parent.glob("*.bin"), key=lambda f: f.stat().st_mtime_ns)
+        # listed, not globbed: pathlib's glob loads re (with enum) for a pattern an ending settles
+        kept = sorted((file.parent / name for name in os.listdir(file.parent) if name.endswith(".bin")),
+                      key=lambda f: f.stat().st_mtime_ns)
         for old in kept[:-KEPT]:
             old.unlink(missing_ok=True)
     except (OSError, ValueError):  # memory only: the next read parses the whole file again
