@@ -21,7 +21,7 @@ RANDOMISH = "Zx81Qp0LmR7tY2vKw9BnC4dE6fG3hJ5s"
 
 def whole(transcript: Transcript, summary: str, header: str, settings: Settings) -> str:
     """compaction.compact as it was: every stub made and scanned, then the newest that fit kept."""
-    system, request, rest = compaction._opening(transcript.entries)
+    system, request, rest = compaction.opening(transcript.entries)
     turns = compaction.split_turns(rest)
     cut = max(len(turns) - settings.turns, 0)
     earlier, recent = turns[:cut], turns[cut:]
@@ -43,7 +43,7 @@ def whole(transcript: Transcript, summary: str, header: str, settings: Settings)
         tool = names.get(entry.call_id) or entry.tool or "tool"
         stubs.append(f"- {tool} args#{digest} {compaction._one_line(args, compaction.STUB_ARGS)} ->"
                      f"{compaction._status(entry)}: "
-                     f"{compaction._one_line(compaction._last_line(entry.text), compaction.STUB_ARGS)}")
+                     f"{compaction._one_line(compaction.last_line(entry.text), compaction.STUB_ARGS)}")
     stubs = compaction._redact_lines(redact, stubs)
     last = compaction._fit_recent(recent, names, redact,
                                   room - min(compaction._size(said) + compaction._size(stubs), room * 2 // 5))

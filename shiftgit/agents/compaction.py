@@ -49,7 +49,7 @@ class Settings(NamedTuple):
 
 def compact(transcript: Transcript, summary: str, header: str, settings: Settings, redact: Redactor) -> str:
     """The compacted context text (at most settings.limit characters)."""
-    system, request, rest = _opening(transcript.entries)
+    system, request, rest = opening(transcript.entries)
     turns = split_turns(rest)
     cut = max(len(turns) - settings.turns, 0)
     earlier, recent = turns[:cut], turns[cut:]
@@ -72,7 +72,7 @@ def compact(transcript: Transcript, summary: str, header: str, settings: Setting
     return text if len(text) <= settings.limit else text[: settings.limit - 40] + "\n[... cut to the bound ...]"
 
 
-def _opening(entries: Sequence[Entry]) -> tuple[str, str, list[Entry]]:
+def opening(entries: Sequence[Entry]) -> tuple[str, str, list[Entry]]:
     """The first system text, the first user request, and every other entry in order."""
     system = next((e.text for e in entries if e.kind == "system"), "")
     first = next((i for i, e in enumerate(entries) if e.kind == "user"), None)
@@ -157,7 +157,7 @@ def _stub(entry: Entry, calls: dict[str, Entry], names: dict[str, str]) -> str:
     digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     tool = names.get(entry.call_id) or entry.tool or "tool"
     return (f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
-            f"{_one_line(_last_line(entry.text), STUB_ARGS)}")
+            f"{_one_line(last_line(entry.text), STUB_ARGS)}")
 
 
 def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
@@ -217,7 +217,7 @@ def _one_line(text: str, cap: int) -> str:
     return flat if len(flat) <= cap else flat[: cap - 3] + "..."
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
     """The last line that says something (a closing tag such as `</untrusted_context>` does not)."""
     end = len(text)
     while end > 0:
