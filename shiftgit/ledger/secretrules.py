@@ -9,7 +9,9 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+import sys
 from collections.abc import Callable
+from itertools import compress
 
 
 @functools.cache
@@ -83,7 +85,7 @@ def _is_opaque(value: str, loose: bool) -> bool:
 
 class _Token:
     """A secret with its own format, starting with a literal (the hint); `v` names a narrower span. `hints`: the
-    literals one of which every match starts with (default: the hint alone), checked before the pattern compiles:
+    literals one of which every match starts with (none: the hint alone), checked before the pattern compiles:
     `A` alone is in most English text, `AKIA` in none (an agent hook's save compiled four rules for nothing)."""
 
     __slots__ = ("name", "hint", "hints", "pattern", "check", "bounded")
@@ -91,7 +93,7 @@ class _Token:
     def __init__(self, name: str, hint: str, pattern: str, check: Callable[[str], bool] | None = None,
                  bounded: bool = True, hints: tuple[str, ...] = ()) -> None:
         self.name, self.hint, self.pattern, self.check, self.bounded = name, hint, pattern, check, bounded
-        self.hints = hints or (hint,)
+        self.hints = hints  # looked for only where the hint is (that is cheaper)
 
 
 class ContextRule:
@@ -230,12 +232,25 @@ def _random_in_run(run: str) -> list[tuple[int, int]]:
     return [(0, len(run))] if _looks_random(run) else []
 
 
+def _judged_run(translated: str) -> bool:
+    """Whether `translated` (base64-ish characters and spaces) holds a run of _MIN_RANDOM_LENGTH or more characters
+    with both cases or none (what `random_spans` judges), the runs sifted by length in C (~0.1 ms for 24 KB of
+    text: a Python loop over every word cost more than loading re). True, to let the pattern judge, where re is
+    loaded already (its scan is faster)."""
+    if type(sys.modules.get("re")) is type(sys):  # not the agent hook's stand-in (shiftgit/__main__.py)
+        return True
+    runs = translated.split()
+    if max(map(len, runs), default=0) < _MIN_RANDOM_LENGTH:
+        return False
+    long_runs = compress(runs, map(_MIN_RANDOM_LENGTH.__le__, map(len, runs)))
+    return any(not (run.islower() or run.isupper()) for run in long_runs)
+
+
 def random_spans(text: str) -> list[tuple[int, int]]:
     """Random-looking runs in `text` (folded to ASCII), with their `=` padding."""
     spans: list[tuple[int, int]] = []
     translated = " " + text.translate(_RUN_CHARS)
-    if len(text) <= _SPLIT_MAX and not any(len(run) >= _MIN_RANDOM_LENGTH and not (run.islower() or run.isupper())
-                                           for run in translated.split(" ")):
+    if len(text) <= _SPLIT_MAX and not _judged_run(translated):
         return spans  # no run the pattern below would judge: no regular expression to compile (an agent hook's save)
     runs = compiled(_RUN).finditer(translated)
     for run in [run for run in runs if not (run.group().islower() or run.group().isupper())]:
