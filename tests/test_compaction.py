@@ -105,3 +105,37 @@ def test_a_long_session_makes_only_the_stubs_it_shows(monkeypatch: pytest.Monkey
     monkeypatch.setattr(compaction, "_stub", counted)
     compact(made, "summary", "header", Settings(), redact)
     assert results > 4000 and 0 < len(calls) < 600
+
+
+def fit_recent_one_by_one(turns: list[list[Entry]], names: dict[str, str], room: int) -> str:
+    """compaction._fit_recent as it was: each recent text and argument scanned alone."""
+    real = compaction._redact_texts
+    compaction._redact_texts = lambda scan, texts: [scan(text) for text in texts]  # type: ignore[assignment]
+    try:
+        return compaction._fit_recent(turns, names, redact, room)
+    finally:
+        compaction._redact_texts = real
+
+
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\n"  # left open: the rule runs to the end of its text
+
+
+@pytest.mark.parametrize("room", [300, 3_000, 30_000])
+def test_the_recent_turns_are_scanned_as_one_text_with_what_each_alone_gives(room: int) -> None:
+    for seed in range(6):
+        made = transcript(12, seed)
+        entries = list(made.entries)
+        entries[-1] = entries[-1]._replace(text=entries[-1].text + "\n" + KEY)  # the next text is not swallowed
+        entries[-3] = entries[-3]._replace(args=entries[-3].args + "password=" if seed % 2 else entries[-3].args)
+        if seed == 5:  # a text holding the separator: each text is scanned alone then
+            entries[-2] = entries[-2]._replace(text="a\x00\nb " + TOKEN)
+        turns = compaction.split_turns(compaction.opening(entries)[2])[-6:]
+        names = tool_names(entries)
+        scans: list[str] = []
+
+        def counted(text: str, scans: list[str] = scans) -> str:
+            scans.append(text)
+            return redact(text)
+
+        assert compaction._fit_recent(turns, names, counted, room) == fit_recent_one_by_one(turns, names, room)
+        assert len(scans) == (1 if seed != 5 else 1 + 2 * sum(map(len, turns)))

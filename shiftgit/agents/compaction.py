@@ -97,8 +97,9 @@ def split_turns(entries: Sequence[Entry]) -> list[list[Entry]]:
 
 def _fit_recent(turns: list[list[Entry]], names: dict[str, str], redact: Redactor, room: int) -> str:
     """The recent turns in full, or with tool output (then long texts) cut down until they fit."""
-    redacted = [[e._replace(text=redact(_precut(e.text, room)), args=redact(_precut(e.args, room))) for e in turn]
-                for turn in turns]
+    done = iter(_redact_texts(redact, [text for turn in turns for e in turn
+                                       for text in (_precut(e.text, room), _precut(e.args, room))]))
+    redacted = [[e._replace(text=next(done), args=next(done)) for e in turn] for turn in turns]
     text = ""
     for text_cap in TEXT_CAPS:
         for result_cap in RESULT_CAPS:
@@ -166,6 +167,18 @@ def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
         return []
     redacted = redact("\n".join(lines)).split("\n")
     return redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
+
+
+def _redact_texts(redact: Redactor, texts: list[str]) -> list[str]:
+    """Texts redacted in one scan, joined by the separator no secret rule crosses (as `redact_obj` scans a ledger's
+    strings: a recent turn's dozens of texts were as many scans); one by one when the split does not give them back
+    (a text that holds the separator)."""
+    from shiftgit.ledger.secrets import SEPARATOR_TEXT
+
+    if not texts:
+        return []
+    parts = redact(SEPARATOR_TEXT.join(texts)).split(SEPARATOR_TEXT)
+    return parts if len(parts) == len(texts) else [redact(text) for text in texts]
 
 
 def _status(entry: Entry) -> str:
