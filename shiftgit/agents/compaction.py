@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from shiftgit.agents.transcripts import Entry, Transcript, tool_names
+from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -151,11 +152,9 @@ def _newest_stubs(turns: list[list[Entry]], names: dict[str, str], redact: Redac
 
 
 def _stub(entry: Entry, calls: dict[str, Entry], names: dict[str, str]) -> str:
-    from shiftgit.ledger.validated import sha256  # CPython's own: no OpenSSL load in a pre-compact hook
-
     call = calls.get(entry.call_id)
     args = call.args if call else ""
-    digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = hasher(64)(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]  # CPython's: no OpenSSL load
     tool = names.get(entry.call_id) or entry.tool or "tool"
     return (f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
             f"{_one_line(last_line(entry.text), STUB_ARGS)}")
