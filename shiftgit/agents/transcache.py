@@ -103,7 +103,7 @@ def _load(file: Path, where: str, data: bytes, cut: int, keep_turns: int | None 
         blob = file.read_bytes()
     except OSError:
         return None
-    records = _records(blob)
+    records, new = _records(blob), tuple.__new__
     try:
         header = next(records)
         version, path, kind = header[:3]
@@ -117,8 +117,10 @@ def _load(file: Path, where: str, data: bytes, cut: int, keep_turns: int | None 
             count += 1
             if start != offset or end > cut:
                 continue  # another process's record of the same lines, or more than this read has
+            if not set(map(len, rows)) <= {len(Entry._fields)}:
+                return None
             offset, crc, state, skipped = end, end_crc, end_state, skipped + more
-            entries += [Entry(*row) for row in rows]
+            entries += [new(Entry, row) for row in rows]  # Entry(*row) costs 7x (0.6 ms for 1,000 entries)
     except (StopIteration, ValueError, TypeError):
         return None
     if not 0 < offset <= cut or not isinstance(state, dict) or zlib.crc32(memoryview(data)[:offset]) != crc:
