@@ -139,3 +139,28 @@ def test_the_recent_turns_are_scanned_as_one_text_with_what_each_alone_gives(roo
 
         assert compaction._fit_recent(turns, names, counted, room) == fit_recent_one_by_one(turns, names, room)
         assert len(scans) == (1 if seed != 5 else 1 + 2 * sum(map(len, turns)))
+
+
+def test_stubs_are_made_for_the_room_the_recent_turns_leave() -> None:
+    """Recent turns with long outputs take their share of the bound: the stubs made are those that can be shown
+    then, and at most a batch more (what every stub gives is the test above)."""
+    entries = [Entry("system", "You are a coding agent."), Entry("user", "Fix the parser.")]
+    for n in range(400):
+        entries += [Entry("assistant", f"Turn {n}."),
+                    Entry("call", "", tool="Bash", call_id=f"c{n}", args=f"pytest {n}"),
+                    Entry("result", "".join(f"test_{k} PASSED\n" for k in range(60)), call_id=f"c{n}", exit_code=0)]
+    made = Transcript("claude", "s", entries, 0)
+    calls = []
+    real = compaction._stub
+
+    def counted(*args: object) -> str:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    compaction._stub = counted  # type: ignore[assignment]
+    try:
+        text = compact(made, "summary", "header", Settings(), redact)
+    finally:
+        compaction._stub = real  # type: ignore[assignment]
+    shown = sum(line.startswith("- Bash args#") for line in text.splitlines())
+    assert 0 < shown <= len(calls) <= shown + compaction.STUB_BATCH

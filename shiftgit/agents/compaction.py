@@ -62,13 +62,17 @@ def compact(transcript: Transcript, summary: str, header: str, settings: Setting
     room = settings.limit - _size(fixed) - sum(len(t) + 60 for t in titles)
     said = _redact_lines(redact, [f"- {_one_line(e.text, MESSAGE_CAP)}" for t in earlier for e in t
                                   if e.kind in ("user", "summary")])
-    stubs, count, stubs_size = _newest_stubs(earlier, names, redact, max(room, 0))
-    last = _fit_recent(recent, names, redact, room - min(_size(said) + stubs_size, room * 2 // 5))
+    share = room * 2 // 5  # what the stubs and earlier messages may take from the recent turns
+    stubs = _Stubs(earlier, names, redact)
+    stubs_size = stubs.make(max(share - _size(said), 0))  # enough to tell whether they reach their share
+    last = _fit_recent(recent, names, redact, room - min(_size(said) + stubs_size, share))
     room -= len(last)
     messages = _fit_lines(said, room, "earlier message(s)")
     room -= len(messages)
+    stubs.make(max(room, 0))  # the newest that can be shown in what is left, and one more
     parts = [*fixed, _section(MESSAGES, messages),
-             _section(STUBS, _fit_lines(stubs, room, "earlier tool result(s)", count)), _section(titles[2], last)]
+             _section(STUBS, _fit_lines(stubs.made, room, "earlier tool result(s)", len(stubs.results))),
+             _section(titles[2], last)]
     text = "\n".join(p for p in parts if p)
     return text if len(text) <= settings.limit else text[: settings.limit - 40] + "\n[... cut to the bound ...]"
 
@@ -132,23 +136,29 @@ def _render_turn(number: int, turn: list[Entry], names: dict[str, str], result_c
     return "\n".join(lines)
 
 
-def _newest_stubs(turns: list[list[Entry]], names: dict[str, str], redact: Redactor,
-                  need: int) -> tuple[list[str], int, int]:
-    """The redacted stub lines of the newest results, oldest first, as many as make more than `need` characters
-    (no more can be shown: the bound); the number of results; the size of all their lines, or `need` + 1 when
-    not all were made (it is larger). A long session has thousands of results and shows a few hundred: a
-    pre-compact hook no longer digests, renders and scans every one of them at every save."""
-    calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
-    results = [e for t in turns for e in t if e.kind == "result"]
-    made: list[str] = []
-    size, end = 0, len(results)
-    while end > 0 and size <= need:
-        start = max(0, end - STUB_BATCH)
-        batch = _redact_lines(redact, [_stub(e, calls, names) for e in results[start:end]])
-        made[:0] = batch
-        size += _size(batch)
-        end = start
-    return made, len(results), size if end == 0 else need + 1
+class _Stubs:
+    """The redacted stub lines of the newest results, oldest first (`made`), made in batches as they are needed: a
+    long session has thousands of results and shows a few hundred, and the recent turns often leave room for fewer
+    than their share (a pre-compact hook digests, renders and scans only what it may show)."""
+
+    def __init__(self, turns: list[list[Entry]], names: dict[str, str], redact: Redactor) -> None:
+        self.calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
+        self.results = [e for t in turns for e in t if e.kind == "result"]
+        self.names, self.redact = names, redact
+        self.made: list[str] = []
+        self.size, self.end = 0, len(self.results)
+
+    def make(self, need: int) -> int:
+        """Lines made until they are more than `need` characters (no more can be shown) or all are; returns the size
+        of all of them, or `need` + 1 when not all were made (it is larger)."""
+        while self.end > 0 and self.size <= need:
+            start = max(0, self.end - STUB_BATCH)
+            batch = _redact_lines(self.redact, [_stub(e, self.calls, self.names)
+                                                for e in self.results[start:self.end]])
+            self.made[:0] = batch
+            self.size += _size(batch)
+            self.end = start
+        return self.size if self.end == 0 else need + 1
 
 
 def _stub(entry: Entry, calls: dict[str, Entry], names: dict[str, str]) -> str:
