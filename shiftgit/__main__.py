@@ -184,7 +184,7 @@ class _DeferredModule(type(sys)):  # type: ignore[misc]  # types.ModuleType, wit
         return getattr(_real_module(str(self.__name__)), name)  # `__path__` of a package too (a submodule's import)
 
 
-_NOT_PACKAGES = ("urllib.parse", "collections")  # (collections' one submodule, abc, is in place: see below)
+_NOT_PACKAGES = ("urllib.parse", "collections", "ntpath", "warnings")  # (collections.abc is in place: see below)
 
 
 def _defer_url_parsing(regex: bool = True) -> None:
@@ -219,7 +219,11 @@ def _defer_collections() -> None:
     it. pathlib needs functools, whose import takes `namedtuple` from it (for lru_cache's CacheInfo): that is
     shiftgit.tuples' record, the same class API. `collections.abc` is `_collections_abc` (os loaded it), which is
     all that module is (it imports every name of it): shiftgit's `from collections.abc import ...` never loads the
-    package. Any other use imports the real package, its `abc` the same module."""
+    package. Any other use imports the real package, its `abc` the same module. pathlib's ntpath (Windows paths,
+    with four failed imports of `nt`) and warnings (two deprecated methods) are stand-ins too (~0.4 ms)."""
+    for name in ("ntpath", "warnings"):  # pathlib's too: Windows paths' module, and two deprecated methods' warnings
+        if name not in sys.modules:
+            sys.modules[name] = _DeferredModule(name)
     if "collections" in sys.modules or "collections.abc" in sys.modules or "functools" in sys.modules:
         return
     import _collections_abc

@@ -241,15 +241,25 @@ print(info.hits, info.misses, info._fields, pathlib.PurePath("a/b").name)
 import collections, collections.abc
 print(collections.OrderedDict(a=1)["a"], collections.abc.Mapping is Mapping, type(sys.modules["collections"]).__name__,
       collections.namedtuple("P", "x y")(1, 2).y)
+print(type(sys.modules["ntpath"]).__name__, type(sys.modules["warnings"]).__name__, "nt" in sys.modules)
+import ntpath
+print(pathlib.PureWindowsPath("c:/a/b").parts, ntpath.join("a", "b"), type(sys.modules["ntpath"]).__name__)
+import warnings
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    warnings.warn("w")
+print(len(seen), type(sys.modules["warnings"]).__name__)
 """
 
 
 def test_an_agent_hook_defers_the_collections_package_until_something_uses_it() -> None:
     """functools (pathlib's) takes its namedtuple from a stand-in, `collections.abc` is `_collections_abc`: no
-    collections package (~1.5 ms) until a use, which then gets the real one with its `abc`."""
+    collections package (~1.5 ms) until a use, which then gets the real one with its `abc`; pathlib's ntpath and
+    warnings load when a Windows path or a warning needs them."""
     import subprocess
 
     proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED_COLLECTIONS], capture_output=True, text=True,
                           check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert proc.stdout.splitlines() == ["_DeferredModule True", "1 1 ('hits', 'misses', 'maxsize', 'currsize') b",
-                                        "1 True module 2"]
+                                        "1 True module 2", "_DeferredModule _DeferredModule False",
+                                        "('c:\\\\', 'a', 'b') a\\b module", "1 module"]
