@@ -64,10 +64,10 @@ def _main(args: list[str], process: bool) -> int:
             elif process and kind in ("save", "end"):  # the tree is judged by its background job: Repo.open only
                 import os
 
-                from shiftgit.git import rawgit, worktreecache
+                from shiftgit.git import rawgit
 
                 try:
-                    rawgit.prestart([worktreecache.OPEN], dict(os.environ))
+                    rawgit.prestart([rawgit.OPEN], dict(os.environ))
                 except OSError:  # no git, no pipes: the hook runs it itself, and says why
                     pass
             from shiftgit.agents.hooks import main as agent_hook
