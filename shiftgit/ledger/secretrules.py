@@ -88,12 +88,13 @@ class _Token:
     literals one of which every match starts with (none: the hint alone), checked before the pattern compiles:
     `A` alone is in most English text, `AKIA` in none (an agent hook's save compiled four rules for nothing)."""
 
-    __slots__ = ("name", "hint", "hints", "pattern", "check", "bounded")
+    __slots__ = ("name", "hint", "hints", "pattern", "check", "bounded", "direct")
 
     def __init__(self, name: str, hint: str, pattern: str, check: Callable[[str], bool] | None = None,
                  bounded: bool = True, hints: tuple[str, ...] = ()) -> None:
         self.name, self.hint, self.pattern, self.check, self.bounded = name, hint, pattern, check, bounded
-        self.hints = hints  # looked for only where the hint is (that is cheaper)
+        self.hints = hints  # looked for only where the hint is (cheaper), but for two long ones (`direct`)
+        self.direct = len(hint) > 1 and 0 < len(hints) <= 2 and min(map(len, hints)) >= 2 * len(hint)
 
 
 class ContextRule:

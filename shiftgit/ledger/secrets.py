@@ -60,7 +60,10 @@ def _token_candidates(text: str) -> list[_Candidate]:
     """Matches of the token rules; `text` is folded to ASCII (only ASCII characters make a token)."""
     found = []
     for index, rule in enumerate(TOKENS):
-        if rule.hint not in text or (rule.hints and not any(hint in text for hint in rule.hints)):
+        if rule.direct:  # two long literals are found faster than their short common start (`sk_`)
+            if not any(hint in text for hint in rule.hints):
+                continue
+        elif rule.hint not in text or (rule.hints and not any(hint in text for hint in rule.hints)):
             continue
         pattern = compiled(rule.pattern)
         secret = "v" if "v" in pattern.groupindex else 0  # the span to redact
