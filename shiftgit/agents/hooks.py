@@ -259,10 +259,10 @@ def _open_repo(where: str) -> Repo | None:
     from pathlib import Path
 
     from shiftgit.errors import ShiftError
-    from shiftgit.git import rawgit, worktreecache
+    from shiftgit.git import rawgit
 
     try:
-        ready = rawgit.started(worktreecache.OPEN, dict(os.environ), where)  # `__main__` started it
+        ready = rawgit.started(rawgit.OPEN, dict(os.environ), where)  # `__main__` started it
         if ready is not None:
             code, out, _ = rawgit.communicate(ready, None)
             return Repo.opened(Path(where), code, out.decode("utf-8", "surrogateescape"))

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 TREE = "40000"  # a subtree's mode, as git stores it
+OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"]  # Repo.open's
 
 Tree = dict[str, tuple[str, str]]  # name -> (mode as git stores it, object id)
 

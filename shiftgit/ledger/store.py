@@ -1,14 +1,13 @@
 """The `.shift/` store: atomic reads and writes, per-run locks, the active-run pointer.
 
-A write is durable or nothing changes: every byte is written (a short write is retried, then
-fails), the temp file is checked (its size, and for JSON a parse of what is on disk) and fsynced
-before it replaces the old file. A full disk, a file size limit, a read-only file system or a
-refused permission end in one StorageError line, the old file intact. `.shift/` and every path
-shiftgit uses under it must be real directories and files inside the work tree: a symbolic link
-there (a hostile clone can commit one) is refused before anything is read or written.
+A write is durable or nothing changes: every byte is written (a short write is retried, then fails), the temp
+file is checked (its size, and for JSON a parse of what is on disk) and fsynced before it replaces the old file.
+A full disk, a file size limit, a read-only file system or a refused permission end in one StorageError line, the
+old file intact. `.shift/` and every path shiftgit uses under it must be real directories and files inside the
+work tree: a symbolic link there (a hostile clone can commit one) is refused before anything is read or written.
 
-The data model and the schema are imported where they are used, not here: an agent hook that only
-needs a ledger's JSON (`document`) never builds the model's classes, and bytes shiftgit already
+The data model, the schema and the model's writing and reading helpers are imported where they are used, not
+here: an agent hook that only needs a ledger's JSON (`document`) never loads them, and bytes shiftgit already
 validated (`validated`) are never schema-checked again.
 """
 
@@ -20,10 +19,9 @@ from pathlib import Path
 
 from shiftgit import rawjson, textsafe
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
-from shiftgit.ledger import incremental, validated
+from shiftgit.ledger import validated
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import RunLock, remove_stale_temps, storage_error, write_atomic
-from shiftgit.ledger.reading import GcPaused, read_ledgers
 from shiftgit.ledger.runids import RUN_ID as _RUN_ID
 from shiftgit.ledger.runids import run_id_problem, validate_run_id
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -32,6 +30,7 @@ __all__ = ["Store", "run_id_problem", "storage_error", "validate_run_id", "write
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any  # noqa: I001 (one block: this module is at the size guideline)
+    from shiftgit.ledger import incremental  # (and reading: imported where used; an agent hook reads JSON only)
     from shiftgit.ledger.model import Ledger
 
 CONFIG_VERSION = 1
@@ -89,6 +88,7 @@ class Store:
     def ledger_files(self, runs: list[str] | None = None) -> dict[str, bytes | None]:
         """The bytes of each run's ledger file in the work tree (None: it has none; RUNS None: every run `run_ids`
         lists, one directory listing), each path refused as `inside` refuses it (`.shift/`, `runs/` asked once)."""
+        from shiftgit.ledger.reading import read_ledgers
         top = self._inside(("runs",))
         if runs is None and not os.path.isdir(top):
             return {}
@@ -159,8 +159,9 @@ class Store:
         The same bytes read again in this process (`effect run` reads and writes three times) give the
         same immutable model without parsing them again.
         """
+        from shiftgit.ledger import incremental
         from shiftgit.ledger.model import Ledger
-
+        from shiftgit.ledger.reading import GcPaused
         data = self._bytes(run)
         seen = self._seen.get(run)
         if seen is not None and seen.data == data and seen.ledger is not None:
@@ -238,8 +239,8 @@ class Store:
         may): only for a ledger read valid and changed by shiftgit's own typed code, as the agent hooks'
         automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
         """
-        # Against what shiftgit wrote, only what the change touched is redacted, checked and serialized again.
-        base = self._seen.get(ledger.run)
+        from shiftgit.ledger import incremental  # against what shiftgit wrote, only what the change touched is
+        base = self._seen.get(ledger.run)  # redacted, checked and serialized again
         if base is not None and base.written is None:
             base.written = validated.is_written(self.repo.git_dir, base.data)
         spliced = base is not None and bool(base.written)
@@ -261,12 +262,11 @@ class Store:
     def patch(self, run: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Change a few keys of the ledger's JSON under the run's lock, without the model or jsonschema.
 
-        For small changes shiftgit builds itself from checked values (the agent hooks' `sessions` list):
-        the bytes read were validated and the change keeps the schema (the tests validate every such
-        write), so the result is recorded as validated. `change` returns the new document, or None to
-        write nothing. Redacting what it adds is the caller's job; `updated_at` and spend stay as they
-        are (no work time accrues here, the next full write counts it).
-        """
+        For small changes shiftgit builds itself from checked values (the agent hooks' `sessions` list): the bytes
+        read were validated and the change keeps the schema (the tests validate every such write), so the result is
+        recorded as validated. `change` returns the new document, or None to write nothing. Redacting what it adds
+        is the caller's job; `updated_at` and spend stay as they are (no work time accrues here, the next full write
+        counts it)."""
         with self.lock(run):
             self._writable(run)
             changed = change(self.document(run))
@@ -297,7 +297,7 @@ class Store:
         Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`: see `write`.
         """
         from shiftgit.ledger.budgets import accrue
-
+        from shiftgit.ledger.reading import GcPaused
         with self.lock(run), GcPaused():  # the read, the change and the write build and drop many objects
             self._writable(run)
             before = self.read(run)
