@@ -101,3 +101,42 @@ def test_a_conversation_save_loads_regular_expressions_only_for_text_that_may_ho
     assert "TURN-MARK-040" in saved and "RESULT-MARK-039" in saved
     if secret is not None:
         assert secret not in saved and "[REDACTED:github-token]" in saved
+
+
+URL_PIECES = st.sampled_from(["://", "http", "user", ":", "@", "host", "/", "?", "#", " ", "\n", "\t", "pa55word", "[",
+                              "\\", "'", '"', "<", ">", "x" * 70, "é", "\u2003", "."])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(URL_PIECES, max_size=16).map("".join))
+def test_url_credentials_never_match_where_its_check_says_they_cannot(text: str) -> None:
+    """The check before url-credentials' pattern (a `:` then an `@` after some `://`) is implied by the pattern."""
+    rule = next(rule for rule in TOKENS if rule.name == "url-credentials")
+    assert rule.possible is not None
+    if compiled(rule.pattern).search(text):
+        assert rule.possible(text), text
+
+
+OP_PIECES = st.sampled_from(["passw", "or", "d", "passphrase", "secret", "token", "auth", "credential", "s", "key",
+                             "authorization", "\\", '"', "'", " ", "\t", ":", "=", ":=", "=>", "\n", "x", "tokens",
+                             "keyboard", "é"])
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(OP_PIECES, max_size=10).map("".join))
+def test_a_key_pattern_never_matches_where_no_operator_follows_its_hint(text: str) -> None:
+    """`op_follows` (the check before a context rule's key pattern) is implied by each key pattern it guards."""
+    for rule in secretrules.CONTEXTS:
+        for hint, key in rule.keys:
+            if hint in secretrules.OP_KEYS and compiled(key).search(text):
+                assert secretrules.op_follows(text, hint), (hint, text)
+
+
+def test_prose_with_urls_and_words_that_hold_key_names_compiles_no_key_or_url_pattern() -> None:
+    """Claude Code's own system prompt has URLs, "tokens", "keyboard", "secret of": none of them can be a secret."""
+    text = ("See https://docs.example.com/en/docs and http://localhost:8080/path?q=1. Count your tokens; "
+            "the keyboard shortcut is the secret of speed; authentication is out of scope.")
+    assert not secretrules._userinfo_possible(text)
+    assert not any(secretrules.op_follows(text.lower(), hint) for hint in secretrules.OP_KEYS)
+    assert secretrules._userinfo_possible("fetch https://bob:hunter2@db.example.com/x")
+    assert secretrules.op_follows("api_token = 'x'", "token") and secretrules.op_follows('"password": 1', "passw")

@@ -88,11 +88,13 @@ class _Token:
     literals one of which every match starts with (none: the hint alone), checked before the pattern compiles:
     `A` alone is in most English text, `AKIA` in none (an agent hook's save compiled four rules for nothing)."""
 
-    __slots__ = ("name", "hint", "hints", "pattern", "check", "bounded", "direct")
+    __slots__ = ("name", "hint", "hints", "pattern", "check", "bounded", "direct", "possible")
 
     def __init__(self, name: str, hint: str, pattern: str, check: Callable[[str], bool] | None = None,
-                 bounded: bool = True, hints: tuple[str, ...] = ()) -> None:
+                 bounded: bool = True, hints: tuple[str, ...] = (),
+                 possible: Callable[[str], bool] | None = None) -> None:
         self.name, self.hint, self.pattern, self.check, self.bounded = name, hint, pattern, check, bounded
+        self.possible = possible  # False only where the pattern cannot match: no pattern compiled for the text
         self.hints = hints  # looked for only where the hint is (cheaper), but for two long ones (`direct`)
         self.direct = len(hint) > 1 and 0 < len(hints) <= 2 and min(map(len, hints)) >= 2 * len(hint)
 
@@ -105,6 +107,26 @@ class ContextRule:
     def __init__(self, name: str, keys: tuple[tuple[str, str], ...], value: str,
                  check: Callable[[str, bool], bool]) -> None:
         self.name, self.keys, self.value, self.check = name, keys, value, check
+
+
+_AUTHORITY_ENDS = frozenset(" \t\n\r\f\v\x00/?#\"'<>[]\\")  # (url-credentials excludes each, and more)
+
+
+def _userinfo_possible(text: str) -> bool:
+    """Some `://` is followed, before one of _AUTHORITY_ENDS and within the pattern's reach, by a `:` and then a
+    `@`: all url-credentials can match (most URLs have neither, and their text then needs no regular expression)."""
+    start = text.find("://")
+    while start >= 0:
+        colon = False
+        for char in text[start + 3:start + 3 + 64 + 1 + 128 + 1]:
+            if char in _AUTHORITY_ENDS:
+                break
+            if char == ":":
+                colon = True
+            elif char == "@" and colon:
+                return True
+        start = text.find("://", start + 3)
+    return False
 
 
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -136,7 +158,8 @@ TOKENS = (
     _Token("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END),
     _Token("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
     _Token("url-credentials", "://", r"://[^\s\x00:/?#@\"'<>\[\]\\]{0,64}:"
-           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_real, bounded=False),
+           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_real, bounded=False,
+           possible=_userinfo_possible),
 )
 
 _OP = r"\\?[\"']?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)"
@@ -155,6 +178,32 @@ def names_secret(key: str) -> bool:
     return compiled(SECRET_KEY).fullmatch(key) is not None
 _ASSIGNED = (r"\\?(?P<q>[\"'])(?P<v>[^\"'\s\x00\\]{6,256})\\?(?P=q)"
              r"|(?P<u>[^\s\x00\"'`,;&()\[\]{}<>\\]{6,256})(?![^\s\x00\"'`,;&\\])")
+
+# The keys whose pattern is the hint, one of these endings, then _OP (or authorization's `[:=]`): a key is looked for
+# with its pattern only where one of them is followed by what _OP starts with (`op_follows`).
+OP_KEYS = {"passw": ("d", "ord"), "passphrase": ("",), "secret": ("",), "token": ("",), "auth": ("",),
+           "credential": ("", "s"), "key": ("",), "authorization": ("",)}
+
+
+def op_follows(lower: str, hint: str) -> bool:
+    """Some HINT in LOWER, with one of its OP_KEYS endings, is followed by an optional backslash and quote, spaces or
+    tabs, then `:` or `=`: all its key pattern can match (`tokens`, `secret of`, `keyboard` need no pattern)."""
+    start = lower.find(hint)
+    while start >= 0:
+        after = start + len(hint)
+        for ending in OP_KEYS[hint]:
+            at = after + len(ending)
+            if not lower.startswith(ending, after):
+                continue
+            at += lower[at:at + 1] == "\\"
+            at += lower[at:at + 1] in ("\"", "'")
+            while lower[at:at + 1] in (" ", "\t"):
+                at += 1
+            if lower[at:at + 1] in (":", "="):
+                return True
+        start = lower.find(hint, start + 1)
+    return False
+
 
 CONTEXTS = (
     ContextRule("aws-secret-key", (("aws", r"aws[\w.-]{0,30}?(?:secret|private)[\w.-]{0,30}?" + _OP

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from shiftgit.ledger.secretrules import (
     CONTEXTS,
     KEY_OWNERS,
+    OP_KEYS,
     TOKEN_CHARS,
     TOKENS,
     ContextRule,
@@ -26,6 +27,7 @@ from shiftgit.ledger.secretrules import (
     compiled,
     is_assigned,
     names_secret,
+    op_follows,
     random_spans,
 )
 
@@ -65,6 +67,8 @@ def _token_candidates(text: str) -> list[_Candidate]:
                 continue
         elif rule.hint not in text or (rule.hints and not any(hint in text for hint in rule.hints)):
             continue
+        if rule.possible is not None and not rule.possible(text):
+            continue
         pattern = compiled(rule.pattern)
         secret = "v" if "v" in pattern.groupindex else 0  # the span to redact
         checked = "body" if "body" in pattern.groupindex else secret  # what the check looks at
@@ -80,7 +84,7 @@ def _key_ends(rule: ContextRule, lower: str) -> list[tuple[int, bool]]:
     """Where a value may start after one of the rule's keys, and whether the key was loose (`: `, ` = `)."""
     ends = []
     for hint, key in rule.keys:
-        if hint not in lower:
+        if hint not in lower or (hint in OP_KEYS and not op_follows(lower, hint)):
             continue
         for match in compiled(key).finditer(lower):
             if hint == "key" and not lower.endswith(KEY_OWNERS, 0, match.start()):
