@@ -45,7 +45,7 @@ def common_dir(gitdir: str | None) -> str | None:
 def in_files(common: str, refs: list[str], env: Mapping[str, str], top: str) -> bool:
     """Whether `swap` may move REFS in the repository whose common git dir is COMMON (work tree at TOP)."""
     files = trailerconf.config_files(env, top)
-    if files is None or any(not _silent(path) for path in files):
+    if files is None or any(not trailerconf.silent(path, ASIDE) for path in files):
         return False
     if any(os.path.exists(os.path.join(common, name)) for name in ("reftable", os.path.join("hooks",
                                                                                           "reference-transaction"))):
@@ -96,14 +96,3 @@ def swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, me
             except FileNotFoundError:
                 pass
 
-
-def _silent(path: str) -> bool:
-    """The file is missing, or readable and never mentions ASIDE."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read().lower()
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return not any(word in data for word in ASIDE)
