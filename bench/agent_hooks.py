@@ -103,7 +103,9 @@ class Transcript:
 
     def __init__(self, path: Path, cwd: Path) -> None:
         self.path, self.cwd, self.turns = path, cwd, 0
-        self._write({"type": "system", "content": "You are a coding agent (bench).", "sessionId": "bench"})
+        self._write({"type": "system", "sessionId": "bench", "content": (  # prose as agents' own prompts have it
+            "You are a coding agent (bench). Docs: https://docs.example.com/en/agents and http://localhost:8080/api. "
+            "Keep your output tokens low; the secret of a good change is a small diff.")})
         self._write({"type": "user", "sessionId": "bench", "uuid": "u0",
                      "message": {"role": "user", "content": "Fix every module (bench)."}})
 

@@ -53,6 +53,7 @@ def _main(args: list[str], process: bool) -> int:
                 # counts, and it exits when the hook is done (`_leave`). Its background job is a new process.
                 gc.disable()
                 _defer_url_parsing()
+                _defer_collections()
             kind = EVENTS[args[1]].get(args[2] if len(args) == 3 else "")
             if process and kind in ("brief", "gate"):
                 import os
@@ -63,10 +64,10 @@ def _main(args: list[str], process: bool) -> int:
             elif process and kind in ("save", "end"):  # the tree is judged by its background job: Repo.open only
                 import os
 
-                from shiftgit.git import rawgit, worktreecache
+                from shiftgit.git import rawgit
 
                 try:
-                    rawgit.prestart([worktreecache.OPEN], dict(os.environ))
+                    rawgit.prestart([rawgit.OPEN], dict(os.environ))
                 except OSError:  # no git, no pipes: the hook runs it itself, and says why
                     pass
             from shiftgit.agents.hooks import main as agent_hook
@@ -146,7 +147,12 @@ def _done(code: int) -> NoReturn:
 
 def hook_main(args: list[str]) -> NoReturn:
     """`shiftgit hook ARGS` as the git hook shims and the agent hook launcher run it: under `python -S`, site loads
-    on first need. The process exits here, as soon as the hook is done (see `_leave`: git or the agent waits for it)."""
+    on first need. The process exits here, as soon as the hook is done (see `_leave`: git or the agent waits for it).
+    No cycle collector (nor in the commit gate's waiting child): its ~12 collections found nothing to free and cost a
+    checkpointed commit ~1 ms; what a hook builds is freed by reference counts, and the process ends with the hook."""
+    import gc
+
+    gc.disable()
     if sys.flags.no_site and _LateSite not in sys.meta_path:
         sys.meta_path.append(_LateSite)
     if args[:1] == ["pre-commit"]:
@@ -159,7 +165,7 @@ def hook_main(args: list[str]) -> NoReturn:
         if os.path.exists(".git") or os.environ.get("GIT_DIR"):  # git runs it at the top of the work tree
             from shiftgit.git.trailerconf import plain_in_files
 
-            wanted = [["cat-file", "--batch"], rawgit.STAGED]
+            wanted = [rawgit.STAGED]  # objects: read from the loose files (git/looseread.py), cat-file when needed
             env = rawgit.hook_env(os.environ)
             if not plain_in_files(env, os.getcwd()):  # the config files do not settle it: git's `config` does
                 wanted.append(rawgit.TRAILER_CONFIG)
@@ -183,7 +189,7 @@ class _DeferredModule(type(sys)):  # type: ignore[misc]  # types.ModuleType, wit
         return getattr(_real_module(str(self.__name__)), name)  # `__path__` of a package too (a submodule's import)
 
 
-_NOT_PACKAGES = ("urllib.parse",)
+_NOT_PACKAGES = ("urllib.parse", "collections", "ntpath", "warnings")  # (collections.abc is in place: see below)
 
 
 def _defer_url_parsing(regex: bool = True) -> None:
@@ -208,7 +214,43 @@ def _real_module(name: str) -> ModuleType:
         sys.modules.pop(name, None)
         __import__(name)  # the import sets a submodule's attribute on its package to the real module too
         module = sys.modules[name]
+        if name == "collections" and "collections.abc" in sys.modules:  # put in place by `_defer_collections`
+            setattr(module, "abc", sys.modules["collections.abc"])  # noqa: B010  # what its import sets
     return module
+
+
+def _defer_collections() -> None:
+    """A stand-in for the collections package (~1.5 ms of an agent hook: its classes are ABCs) until something uses
+    it. pathlib needs functools, whose import takes `namedtuple` from it (for lru_cache's CacheInfo): that is
+    shiftgit.tuples' record, the same class API. `collections.abc` is `_collections_abc` (os loaded it), which is
+    all that module is (it imports every name of it): shiftgit's `from collections.abc import ...` never loads the
+    package. Any other use imports the real package, its `abc` the same module. pathlib's ntpath (Windows paths,
+    with four failed imports of `nt`) and warnings (two deprecated methods) are stand-ins too (~0.4 ms)."""
+    for name in ("ntpath", "warnings"):  # pathlib's too: Windows paths' module, and two deprecated methods' warnings
+        if name not in sys.modules:
+            sys.modules[name] = _DeferredModule(name)
+    if "collections" in sys.modules or "collections.abc" in sys.modules or "functools" in sys.modules:
+        return
+    import _collections_abc
+
+    stand_in = _DeferredModule("collections")
+    stand_in.namedtuple = _namedtuple
+    sys.modules["collections"] = stand_in
+    sys.modules["collections.abc"] = _collections_abc
+
+
+def _namedtuple(typename: str, field_names: Sequence[str] | str, *, rename: bool = False,
+                defaults: Sequence[object] | None = None, module: str | None = None) -> type:
+    """collections.namedtuple as shiftgit.tuples builds it, for a list of valid names (functools' CacheInfo); any
+    other call is the real one's."""
+    if isinstance(field_names, str) or rename:
+        return _real_module("collections").namedtuple(  # type: ignore[no-any-return]
+            typename, field_names, rename=rename, defaults=defaults, module=module)
+    from shiftgit.tuples import _record
+
+    made = _record(typename, tuple(field_names), tuple(defaults or ()))
+    made.__module__ = module or sys._getframe(1).f_globals.get("__name__", "__main__")
+    return made
 
 
 class _LateSite:

@@ -208,7 +208,14 @@ class Repo(NamedTuple):
         args = ["update-ref", "-m", message, ref, new]
         if old is not None:
             args.append(old)
-        self.git(*args)
+        try:
+            self.git(*args)
+        except GitError as exc:  # the ref's lock held: by a live git (ms), or left by a killed one (reflocks.py)
+            from shiftgit.reflocks import wait_out
+
+            if not wait_out(exc.stderr, ref, self.root):
+                raise
+            self.git(*args)
 
     def ref(self, name: str) -> str | None:
         out = self.git("rev-parse", "--verify", "-q", name, check=False).strip()

@@ -224,3 +224,42 @@ def test_a_pre_compact_hook_runs_no_cycle_collector_and_loads_no_session_start_m
     assert proc.returncode == 0 and "saved the compacted conversation" in proc.stdout, proc.stderr
     assert proc.stderr.splitlines() == ["False 0 []"]
     assert run_repo.git("rev-parse", "-q", "--verify", "refs/shift/context/demo", check=False).strip()
+
+
+DEFERRED_COLLECTIONS = """
+import sys
+from shiftgit.__main__ import _defer_collections, _defer_url_parsing
+_defer_url_parsing()  # as an agent hook's process: re too
+_defer_collections()
+import functools, pathlib
+from collections.abc import Mapping
+print(type(sys.modules["collections"]).__name__, Mapping is __import__("_collections_abc").Mapping)
+cached = functools.lru_cache()(lambda x: x * 2)
+cached(2), cached(2)
+info = cached.cache_info()
+print(info.hits, info.misses, info._fields, pathlib.PurePath("a/b").name)
+import collections, collections.abc
+print(collections.OrderedDict(a=1)["a"], collections.abc.Mapping is Mapping, type(sys.modules["collections"]).__name__,
+      collections.namedtuple("P", "x y")(1, 2).y)
+print(type(sys.modules["ntpath"]).__name__, type(sys.modules["warnings"]).__name__, "nt" in sys.modules)
+import ntpath
+print(pathlib.PureWindowsPath("c:/a/b").parts, ntpath.join("a", "b"), type(sys.modules["ntpath"]).__name__)
+import warnings
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    warnings.warn("w")
+print(len(seen), type(sys.modules["warnings"]).__name__)
+"""
+
+
+def test_an_agent_hook_defers_the_collections_package_until_something_uses_it() -> None:
+    """functools (pathlib's) takes its namedtuple from a stand-in, `collections.abc` is `_collections_abc`: no
+    collections package (~1.5 ms) until a use, which then gets the real one with its `abc`; pathlib's ntpath and
+    warnings load when a Windows path or a warning needs them."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED_COLLECTIONS], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.stdout.splitlines() == ["_DeferredModule True", "1 1 ('hits', 'misses', 'maxsize', 'currsize') b",
+                                        "1 True module 2", "_DeferredModule _DeferredModule False",
+                                        "('c:\\\\', 'a', 'b') a\\b module", "1 module"]

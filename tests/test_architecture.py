@@ -25,7 +25,7 @@ RANKS = {
     "entry": 7,
 }
 BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "rawjson", "packs", "staging", "packer",
-                "memo", "__init__"}
+                "memo", "reflocks", "__init__"}
 MAX_LINES = 350
 
 

@@ -21,7 +21,7 @@ RANDOMISH = "Zx81Qp0LmR7tY2vKw9BnC4dE6fG3hJ5s"
 
 def whole(transcript: Transcript, summary: str, header: str, settings: Settings) -> str:
     """compaction.compact as it was: every stub made and scanned, then the newest that fit kept."""
-    system, request, rest = compaction._opening(transcript.entries)
+    system, request, rest = compaction.opening(transcript.entries)
     turns = compaction.split_turns(rest)
     cut = max(len(turns) - settings.turns, 0)
     earlier, recent = turns[:cut], turns[cut:]
@@ -43,7 +43,7 @@ def whole(transcript: Transcript, summary: str, header: str, settings: Settings)
         tool = names.get(entry.call_id) or entry.tool or "tool"
         stubs.append(f"- {tool} args#{digest} {compaction._one_line(args, compaction.STUB_ARGS)} ->"
                      f"{compaction._status(entry)}: "
-                     f"{compaction._one_line(compaction._last_line(entry.text), compaction.STUB_ARGS)}")
+                     f"{compaction._one_line(compaction.last_line(entry.text), compaction.STUB_ARGS)}")
     stubs = compaction._redact_lines(redact, stubs)
     last = compaction._fit_recent(recent, names, redact,
                                   room - min(compaction._size(said) + compaction._size(stubs), room * 2 // 5))
@@ -105,3 +105,62 @@ def test_a_long_session_makes_only_the_stubs_it_shows(monkeypatch: pytest.Monkey
     monkeypatch.setattr(compaction, "_stub", counted)
     compact(made, "summary", "header", Settings(), redact)
     assert results > 4000 and 0 < len(calls) < 600
+
+
+def fit_recent_one_by_one(turns: list[list[Entry]], names: dict[str, str], room: int) -> str:
+    """compaction._fit_recent as it was: each recent text and argument scanned alone."""
+    real = compaction._redact_texts
+    compaction._redact_texts = lambda scan, texts: [scan(text) for text in texts]  # type: ignore[assignment]
+    try:
+        return compaction._fit_recent(turns, names, redact, room)
+    finally:
+        compaction._redact_texts = real
+
+
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\n"  # left open: the rule runs to the end of its text
+
+
+@pytest.mark.parametrize("room", [300, 3_000, 30_000])
+def test_the_recent_turns_are_scanned_as_one_text_with_what_each_alone_gives(room: int) -> None:
+    for seed in range(6):
+        made = transcript(12, seed)
+        entries = list(made.entries)
+        entries[-1] = entries[-1]._replace(text=entries[-1].text + "\n" + KEY)  # the next text is not swallowed
+        entries[-3] = entries[-3]._replace(args=entries[-3].args + "password=" if seed % 2 else entries[-3].args)
+        if seed == 5:  # a text holding the separator: each text is scanned alone then
+            entries[-2] = entries[-2]._replace(text="a\x00\nb " + TOKEN)
+        turns = compaction.split_turns(compaction.opening(entries)[2])[-6:]
+        names = tool_names(entries)
+        scans: list[str] = []
+
+        def counted(text: str, scans: list[str] = scans) -> str:
+            scans.append(text)
+            return redact(text)
+
+        assert compaction._fit_recent(turns, names, counted, room) == fit_recent_one_by_one(turns, names, room)
+        assert len(scans) == (1 if seed != 5 else 1 + 2 * sum(map(len, turns)))
+
+
+def test_stubs_are_made_for_the_room_the_recent_turns_leave() -> None:
+    """Recent turns with long outputs take their share of the bound: the stubs made are those that can be shown
+    then, and at most a batch more (what every stub gives is the test above)."""
+    entries = [Entry("system", "You are a coding agent."), Entry("user", "Fix the parser.")]
+    for n in range(400):
+        entries += [Entry("assistant", f"Turn {n}."),
+                    Entry("call", "", tool="Bash", call_id=f"c{n}", args=f"pytest {n}"),
+                    Entry("result", "".join(f"test_{k} PASSED\n" for k in range(60)), call_id=f"c{n}", exit_code=0)]
+    made = Transcript("claude", "s", entries, 0)
+    calls = []
+    real = compaction._stub
+
+    def counted(*args: object) -> str:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    compaction._stub = counted  # type: ignore[assignment]
+    try:
+        text = compact(made, "summary", "header", Settings(), redact)
+    finally:
+        compaction._stub = real  # type: ignore[assignment]
+    shown = sum(line.startswith("- Bash args#") for line in text.splitlines())
+    assert 0 < shown <= len(calls) <= shown + compaction.STUB_BATCH

@@ -198,3 +198,47 @@ def test_a_record_the_schema_refuses_is_named_once_and_breaks_nothing(
     for args in (("checkpoint", "--step", "B step 2"), job):
         proc = b.sg(*args)
         assert proc.returncode == 0 and "not brought in" not in proc.stderr, proc.stderr  # said once
+
+
+def test_a_record_whose_command_gives_a_secret_is_not_brought_in_nor_pushed_again(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    """Another clone's ledger never went through this clone's `effect run`, which refuses such a command."""
+    a, b, origin, db = two_machines
+    assert a.sg(*migration(db)).returncode == 0
+    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
+    take_over(b)
+    word = "hunter2" + "xyz"
+    leaky = {**record, "key": "deploy-1", "argv": ["mysql", "-u", "root", "--password", word]}
+    probed = {**record, "key": "deploy-2", "probe": f"sshpass -p {word} ssh db true"}
+    publish_late(b, {**b.ledger("demo"), "effects": [*b.ledger("demo")["effects"], leaky, probed]})
+    synced = b.sg("sync")
+    assert synced.returncode == 0 and "Traceback" not in synced.stderr, synced.stderr
+    for key, where in (("deploy-1", "effect.argv: argv[4], the word after --password"),
+                       ("deploy-2", "effect.probe: argv[2], the word after sshpass's -p")):
+        assert f'effect "{key}"' in synced.stderr and f"looks like a secret ({where})" in synced.stderr
+    assert word not in synced.stderr and word not in b.ledger_path("demo").read_text()
+    assert {e["key"] for e in b.ledger("demo")["effects"]} == {"migrate-0042"}
+    b.write("calc.py", b.read("calc.py") + "# B step 2\n")
+    b.ok("checkpoint", "--step", "B step 2")
+    b.ok("sync")
+    assert remote_ledger(origin)["checkpoint"]["step"] == "B step 2"
+    assert word not in json.dumps(remote_ledger(origin))  # what B published on top carries none of it
+    proc = b.sg("resume", "demo", "--adopt", "--no-run")  # nothing newer to adopt: B's record is the newest
+    assert "Traceback" not in proc.stderr and word not in b.ledger_path("demo").read_text()
+
+
+def test_resume_adopt_refuses_a_published_ledger_whose_command_gives_a_secret(
+        two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    a, b, origin, _ = two_machines
+    b.ok("sync")
+    published = remote_ledger(origin)
+    a.ok("check", "--name", "unit", "--", sys.executable, "-c", "pass")
+    check = {**a.ledger("demo")["pending_checks"][0], "argv": ["sshpass", "-p", "hunter2" + "xyz", "ssh", "h", "true"]}
+    publish_late(b, {**published, "pending_checks": [check]})
+    b.ok("sync")
+    before = b.ledger_path("demo").read_bytes()
+    proc = b.sg("resume", "demo", "--adopt", "--no-run")
+    assert proc.returncode == 2 and "looks like a secret in a recorded command" in proc.stderr, proc.stderr
+    assert "pending_checks[0]: argv[2], the word after sshpass's -p" in proc.stderr and "nothing was adopted" in \
+        proc.stderr and "Traceback" not in proc.stderr
+    assert b.ledger_path("demo").read_bytes() == before and "hunter2" not in b.read("calc.py")

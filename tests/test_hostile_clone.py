@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -111,8 +112,76 @@ def test_a_ledger_nested_thousands_deep_is_reported_in_one_line(tmp_path: Path) 
     sg(repo, "init", "--hooks", "git")
     sg(repo, "start", "deep", "--goal", "g", "--stop-when", "s")
     repo.ledger_path("deep").write_text('{"schema_version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    for args in (("status",), ("show", "deep"), ("resume", "--no-run"), ("log",)):
+    for args in (("status",), ("show", "deep"), ("resume", "--no-run"), ("log",), ("validate",)):
         proc = repo.run([*module_argv("shiftgit"), *args])
         assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr, (args, proc.stderr[-500:])
         assert len(proc.stderr.strip().splitlines()) <= 1, (args, proc.stderr)  # resume: escalates, exit 4
     assert "corrupt JSON" in repo.run([*module_argv("shiftgit"), "show", "deep"]).stderr
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def taken_over(tmp_path: Path, craft: Callable[[Repo], None], init: bool = True) -> Repo:
+    """A clone of a repository whose run `demo` has a committed checkpoint, after `craft` ran in the original."""
+    seed = make_repo(tmp_path / "seed")
+    sg(seed, "init", "--hooks", "git")
+    assert seed.commit("shiftgit").returncode == 0
+    sg(seed, "start", "demo", "--goal", "g", "--stop-when", "s")
+    seed.write("calc.py", "X = 2\n")
+    sg(seed, "checkpoint", "--step", "s1")
+    assert seed.commit("step 1").returncode == 0
+    craft(seed)
+    seed.git("add", "-A")
+    seed.run(["git", "commit", "-q", "--no-verify", "-m", "crafted"])
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed.path), str(origin)], check=True)
+    seed.git("push", "-q", str(origin), "refs/notes/*:refs/notes/*", "refs/shift/*:refs/shift/*")
+    subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / "clone")], check=True)
+    clone = Repo(tmp_path / "clone")
+    if init:
+        sg(clone, "init", "--hooks", "git")
+    return clone
+
+
+def one_line_or_none(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = repo.run([*module_argv("shiftgit"), *args])
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 1, (args, proc.stderr[-800:])
+    return proc
+
+
+def test_json_nested_thousands_deep_in_a_clones_memory_or_notes_is_one_line(tmp_path: Path) -> None:
+    def craft(seed: Repo) -> None:
+        seed.write(".shift/memory.json", '{"entries": ' + DEEP + "}")
+        head = seed.git("rev-parse", "HEAD").strip()
+        seed.run(["git", "notes", "--ref=shift-data", "add", "-f", "-F", "-", head], input=f'{{"checkpoints": {DEEP}}}')
+
+    clone = taken_over(tmp_path, craft)
+    for args in (("resume", "--no-run"), ("sync",), ("log",), ("status",)):
+        one_line_or_none(clone, *args)
+
+
+def test_a_config_nested_thousands_deep_is_one_line_for_doctor_too(tmp_path: Path) -> None:
+    def craft(seed: Repo) -> None:
+        config = json.loads(seed.read(".shift/config.json"))
+        seed.write(".shift/config.json", json.dumps(config)[:-1] + ', "x": ' + DEEP + "}")
+
+    clone = taken_over(tmp_path, craft, init=False)
+    for args in (("doctor",), ("init", "--hooks", "git"), ("status",)):
+        one_line_or_none(clone, *args)
+
+
+def test_a_ledger_the_schema_allows_but_no_record_can_hold_is_one_line(tmp_path: Path) -> None:
+    """Every effect record has `created_at`, though the schema does not require it: a hand-made one lacks it."""
+    def craft(seed: Repo) -> None:
+        sg(seed, "effect", "run", "--key", "e1", "--kind", "deploy", "--reversible", "--", "true")
+        document = seed.ledger("demo")
+        del document["effects"][0]["created_at"]
+        seed.ledger_path("demo").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+    clone = taken_over(tmp_path, craft)
+    for args in (("status",), ("show", "demo"), ("verify",), ("resume", "--no-run")):
+        one_line_or_none(clone, *args)
+    assert "invalid ledger" in one_line_or_none(clone, "show", "demo").stderr
+    proc = clone.run([*module_argv("shiftgit"), "validate", "demo"])  # says so too, not "ok"
+    assert proc.returncode == 1 and "created_at" in proc.stdout + proc.stderr, proc.stdout + proc.stderr

@@ -73,6 +73,8 @@ def test_an_idle_commit_runs_the_pre_commit_hook_alone(idle: Repo, tmp_path: Pat
     code, err, ran = commit(idle, "idle", tmp_path)
     assert (code, err, ran) == (0, "", ["pre-commit"])
     assert data_note(idle) is None
+    shift = idle.path / ".git" / "shift"
+    assert shift.is_dir() and not (shift / "no-ledger").exists()  # no post-commit hook to tell: nothing written
 
 
 def test_a_start_installs_them_and_the_runs_commits_are_trailered_and_noted(idle: Repo, tmp_path: Path) -> None:

@@ -47,3 +47,16 @@ def test_a_check_without_kept_output_or_an_unknown_id_is_one_clear_line(run_repo
     for name, why in ((check["id"], "without --keep-output"), ("k-nope", "no run here recorded it")):
         proc = run_repo.sg("output", name)
         assert proc.returncode == 2 and why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_crafted_output_blob_naming_a_revision_prints_nothing_of_it(run_repo: Repo) -> None:
+    """The record's `output_blob` is a blob id: a ledger from elsewhere naming `HEAD:calc.py` shows no file."""
+    import json
+
+    run_repo.ok("check", "--name", "quiet", "--", sys.executable, "-c", "pass")
+    document = run_repo.ledger("demo")
+    check = document["pending_checks"][-1]
+    check["output_blob"] = "HEAD:calc.py"
+    run_repo.ledger_path("demo").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    proc = run_repo.sg("output", check["id"])
+    assert proc.returncode == 2 and "def add" not in proc.stdout and "no kept output" in proc.stderr, proc.stdout

@@ -41,6 +41,7 @@ def expected(repo: Repo, commit: str) -> tuple[str, str]:
 
 def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way_would(run_repo: Repo) -> None:
     checkpoint(run_repo, "fast")
+    tips = dict(zip((NOTES_REF, DATA_REF), run_repo.git("rev-parse", NOTES_REF, DATA_REF).split(), strict=True))
     proc = run_repo.run(["git", "commit", "-q", "-m", "fast"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
     assert proc.returncode == 0, proc.stderr
     head = run_repo.head()
@@ -53,20 +54,37 @@ def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way
         assert run_repo.git("log", "-1", "--format=%an <%ae> %ad|%cn <%ce> %cd", "--date=raw", ref) == \
             f"{committer.strip()}|{committer}"
         assert run_repo.git("ls-tree", "--name-only", ref, f"{head[:2]}/").strip() == f"{head[:2]}/{head[2:]}"
+        # moved in the files (git/refswap.py), its reflog line as update-ref writes one: git reads it back
+        assert run_repo.git("log", "-g", "-1", "--format=%gn <%ge>|%gs", ref).strip() == \
+            f"{committer.split('> ')[0]}>|shiftgit: handoff of {head[:12]}"
+        assert run_repo.git("rev-parse", f"{ref}@{{1}}").strip() == tips[ref]
     # the shim ran no diff-tree: the gate of this very commit prepared the note, checked against the trees
     gits = started_gits(run_repo, run_repo.path / "t")
-    # the gate starts its cat-file and diff-index at once (git/view.staged_on_head): either may be traced first;
-    # the child it leaves (git/waiter.py) starts its cat-file and update-ref while git goes on, so those may come
-    # anywhere after; it writes the objects itself (no unpack-objects), git fsck finds them sound
+    # the gate runs diff-index and reads every object it needs from the loose files (git/looseread.py: no
+    # cat-file); the child it leaves (git/waiter.py) reads the commit and the notes trees so too, writes the objects
+    # itself (no unpack-objects; git fsck finds them sound) and moves the refs in the files (no update-ref)
     # (no config query: the config files say git's trailer settings are its defaults, git/trailerconf.py, so the
     # commit-msg shim appends the trailers itself: no interpret-trailers)
-    assert [gits[0], *sorted(gits[1:3])] == ["commit", "cat-file", "diff-index"]
-    rest = gits[3:]
-    for child in ("cat-file", "update-ref"):
-        assert rest.count(child) == 1
-        rest.remove(child)
-    assert rest == ["maintenance"]
+    assert gits == ["commit", "diff-index", "maintenance"]
     assert run_repo.git("fsck", "--no-dangling", "--strict").strip() == ""
+
+
+def test_where_the_files_do_not_settle_a_ref_move_update_ref_moves_the_notes_refs(run_repo: Repo) -> None:
+    """A reference-transaction hook, a notes ref with no reflog yet (git's config decides whether to start one):
+    the child's update-ref moves both refs, the hook sees the transaction, git starts the reflog."""
+    hook = run_repo.path / ".git" / "hooks" / "reference-transaction"
+    hook.write_text('#!/bin/sh\n[ "$1" != committed ] || cat >> "$(git rev-parse --git-dir)/seen"\n')
+    hook.chmod(0o755)
+    (run_repo.path / ".git" / "logs" / "refs" / "notes" / "shift-data").unlink()
+    checkpoint(run_repo, "hooked")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "hooked"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
+    assert proc.returncode == 0, proc.stderr
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    assert started_gits(run_repo, run_repo.path / "t").count("update-ref") == 1
+    seen = (run_repo.path / ".git" / "seen").read_text()
+    assert f" {DATA_REF}\n" in seen and f" {NOTES_REF}\n" in seen
+    assert run_repo.git("log", "-g", "--format=%gs", DATA_REF).strip() == "shiftgit: handoff"  # git started it
 
 
 def test_a_shared_repository_gets_the_objects_from_git_itself(run_repo: Repo) -> None:
@@ -309,3 +327,16 @@ def test_a_clean_mark_from_another_version_of_the_secret_rules_is_not_trusted(ru
         handle.write(f"{sha1} {sha256} {validated.clean_token(data)}\n")
     proc, imported = parent_imports(run_repo)  # refused still, by rule 5 (a contract field changed by hand)
     assert "github-token" not in proc.stderr and "shiftgit.ledger.secrets" not in imported, proc.stderr[-2000:]
+
+
+def test_after_gc_packed_objects_are_read_by_cat_file_and_the_commit_gets_its_note(run_repo: Repo) -> None:
+    """Everything packed (HEAD, its trees, the notes trees): git/looseread.py asks cat-file, started for the notes
+    trees before the commit is made (git/waiter.py `_warm`); the note is the general way's."""
+    run_repo.git("gc", "-q", "--prune=now")
+    checkpoint(run_repo, "packed")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "packed"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
+    assert proc.returncode == 0, proc.stderr
+    head = run_repo.head()
+    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    gits = started_gits(run_repo, run_repo.path / "t")
+    assert "cat-file" in gits and "diff-tree" not in gits and "update-ref" not in gits

@@ -100,3 +100,26 @@ def test_an_unknown_transcript_is_refused_as_before(tmp_path: Path) -> None:
     path.write_text("".join(f'{{"hello": {n}}}\n' for n in range(80)))
     with pytest.raises(transcripts.UsageError, match="not a transcript shiftgit can read"):
         transcache.read(path, None, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("build", [tf.claude, tf.codex], ids=["claude", "codex"])
+@pytest.mark.parametrize("keep", [0, 2, 6])
+def test_old_results_kept_as_their_last_line_compact_to_the_same_text(tmp_path: Path, build: Builder,
+                                                                      keep: int) -> None:
+    """With `keep_turns`, a rewritten file keeps a result older than that many turns as its last line: the compacted
+    conversation is the one the whole parse makes, at every size, and the file stops growing with old output."""
+    from shiftgit.agents.compaction import Settings, compact
+
+    lines, folder, path = lines_of(build, tmp_path, turns=80), tmp_path / "cache", tmp_path / "session.jsonl"
+    settings = Settings(turns=keep, limit=8_000)
+    sizes = []
+    for end in range(60, len(lines) + 1, 4):
+        path.write_bytes(b"".join(lines[:end]))
+        whole = compact(transcripts.read(path), "summary", "header", settings, str)
+        for _ in range(2):  # parsed and kept, then read from what was kept
+            cached = transcache.read(path, None, folder, keep_turns=keep)
+            assert compact(cached, "summary", "header", settings, str) == whole
+        sizes.append(next(folder.glob("*.bin")).stat().st_size)
+    assert max(sizes) < path.stat().st_size // 3  # results' output is most of the transcript
+    assert transcache.read(path, None, folder) == transcripts.read(path)  # a read that wants it all parses again
+    assert transcache.read(path, None, folder, keep_turns=keep + 1).entries == transcripts.read(path).entries

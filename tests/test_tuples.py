@@ -73,3 +73,31 @@ def test_the_commit_gates_modules_load_no_collections_package() -> None:
              "from shiftgit.git import hooks, view, gate\nprint(before, 'collections' in sys.modules)")
     found = subprocess.run([sys.executable, "-S", "-c", probe, package], capture_output=True, text=True, check=True)
     assert found.stdout.split() == ["False", "False"], found.stdout  # `python -S` starts without it, and stays so
+
+
+def test_records_of_every_size_take_their_arguments_as_collections_does() -> None:
+    """A record's `__new__` is a copy of a template compiled with shiftgit/tuples.py (up to 12 fields), renamed to
+    its fields; beyond, one of its own: by position, by name, with defaults, the same errors either way."""
+    import collections
+
+    from shiftgit.tuples import _NEWS, _record
+
+    for size in range(len(_NEWS) + 3):
+        fields = tuple(f"f{n}" for n in range(size))
+        defaults = tuple(range(100, 100 + size // 2))
+        ours, theirs = _record("R", fields, defaults), collections.namedtuple("R", fields, defaults=defaults)
+        values = list(range(size))
+        assert ours(*values) == theirs(*values) == tuple(values)
+        assert ours(**dict(zip(fields, values, strict=True))) == tuple(values)
+        assert ours(*values[: size - len(defaults)]) == theirs(*values[: size - len(defaults)])
+        assert ours.__new__.__code__.co_varnames == ("_cls", *fields)
+        required = size - len(defaults)
+        for args, names in (([*values, 1], {}), ([], {"nope": 1}),
+                            (values[: required - 1] if required else [*values, 2], {})):
+            errors = []
+            for cls in (ours, theirs):
+                try:
+                    cls(*args, **names)
+                except TypeError as exc:
+                    errors.append(type(exc))
+            assert errors == [TypeError, TypeError], (size, args, names)

@@ -17,6 +17,8 @@ from shiftgit.ledger.store import Store
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     from shiftgit.recovery.freshness import Freshness
 
 
@@ -62,10 +64,10 @@ def file_stamp(path: Path) -> str:
     return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:"
 
 
-def stamp(store: Store, run: str, file_stamp: str) -> str:
+def stamp(store: Store, run: str, file_stamp: str, document: dict[str, Any] | None = None) -> str:
     """What the saved text depends on: the transcript's state (`file_stamp`), the latest checkpoint and the
-    constraints (the run's summary)."""
-    document = store.document(run)
+    constraints (the run's summary); `document`: the run's ledger as the caller just read it."""
+    document = store.document(run) if document is None else document
     point = document.get("checkpoint") or {}
     rules = [c.get("status") for c in document.get("constraints") or [] if isinstance(c, dict)]
     return f"{file_stamp}{point.get('id')}:{rules}"

@@ -159,9 +159,11 @@ def finish_locked(store: Store, run: str, log: Logger) -> list[str]:
         return []
 
 
-def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | None = None) -> list[str]:
+def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | None = None,
+            document: dict[str, Any] | None = None) -> list[str]:
     """The job, with the run's save lock held: checkpoint, conversation and its stamp, then the pending file goes.
-    Returns notes for the human."""
+    Returns notes for the human. `document`: the run's ledger as the caller just read it (a job without a
+    checkpoint saves the conversation from it; else it is read again after the checkpoint)."""
     from shiftgit.agents import autosave
 
     if pause is not None:
@@ -169,22 +171,26 @@ def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | Non
     notes = [autosave.checkpoint(store, job.run, job.event, job.session, job.turn) if job.checkpoint else None]
     if job.transcript and job.file_stamp:
         saved = _save_locked(store, job.run, Path(job.transcript), agent=job.agent, session=job.session,
-                             turn=job.turn, stamp=autosave.stamp(store, job.run, job.file_stamp), log=log,
-                             size=job.size)
+                             turn=job.turn, file_stamp=job.file_stamp, log=log, size=job.size,
+                             document=None if job.checkpoint else document)
         notes.append(None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})")
     pending_path(store.repo, job.run).unlink(missing_ok=True)
     return [n for n in notes if n]
 
 
-def _save_locked(store: Store, run: str, path: Path, *, agent: str, session: str, turn: int, stamp: str,
-                 log: Logger, size: int | None = None) -> Saved | None:
-    """Skipped when a save that ran meanwhile stored this stamp already. An unreadable transcript is logged."""
-    from shiftgit.agents import context
+def _save_locked(store: Store, run: str, path: Path, *, agent: str, session: str, turn: int, file_stamp: str,
+                 log: Logger, size: int | None = None, document: dict[str, Any] | None = None) -> Saved | None:
+    """Skipped when a save that ran meanwhile stored this stamp already. An unreadable transcript is logged. The
+    stamp and the saved text come from one read of the run's ledger (`document`, or read here)."""
+    from shiftgit.agents import autosave, context
 
+    document = store.document(run) if document is None else document
+    stamp = autosave.stamp(store, run, file_stamp, document)
     if private.read(private.path(store.repo, SEEN)).get(run) == stamp:
         return None
     try:
-        saved = context.save(store, run, path, session=session, agent=agent, turn=turn, size=size)
+        saved = context.save(store, run, path, session=session, agent=agent, turn=turn, size=size,
+                             document=document)
     except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
         log(f"conversation not saved: {exc}")
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from shiftgit.agents.transcripts import Entry, Transcript, tool_names
+from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class Settings(NamedTuple):
 
 def compact(transcript: Transcript, summary: str, header: str, settings: Settings, redact: Redactor) -> str:
     """The compacted context text (at most settings.limit characters)."""
-    system, request, rest = _opening(transcript.entries)
+    system, request, rest = opening(transcript.entries)
     turns = split_turns(rest)
     cut = max(len(turns) - settings.turns, 0)
     earlier, recent = turns[:cut], turns[cut:]
@@ -61,18 +62,22 @@ def compact(transcript: Transcript, summary: str, header: str, settings: Setting
     room = settings.limit - _size(fixed) - sum(len(t) + 60 for t in titles)
     said = _redact_lines(redact, [f"- {_one_line(e.text, MESSAGE_CAP)}" for t in earlier for e in t
                                   if e.kind in ("user", "summary")])
-    stubs, count, stubs_size = _newest_stubs(earlier, names, redact, max(room, 0))
-    last = _fit_recent(recent, names, redact, room - min(_size(said) + stubs_size, room * 2 // 5))
+    share = room * 2 // 5  # what the stubs and earlier messages may take from the recent turns
+    stubs = _Stubs(earlier, names, redact)
+    stubs_size = stubs.make(max(share - _size(said), 0))  # enough to tell whether they reach their share
+    last = _fit_recent(recent, names, redact, room - min(_size(said) + stubs_size, share))
     room -= len(last)
     messages = _fit_lines(said, room, "earlier message(s)")
     room -= len(messages)
+    stubs.make(max(room, 0))  # the newest that can be shown in what is left, and one more
     parts = [*fixed, _section(MESSAGES, messages),
-             _section(STUBS, _fit_lines(stubs, room, "earlier tool result(s)", count)), _section(titles[2], last)]
+             _section(STUBS, _fit_lines(stubs.made, room, "earlier tool result(s)", len(stubs.results))),
+             _section(titles[2], last)]
     text = "\n".join(p for p in parts if p)
     return text if len(text) <= settings.limit else text[: settings.limit - 40] + "\n[... cut to the bound ...]"
 
 
-def _opening(entries: Sequence[Entry]) -> tuple[str, str, list[Entry]]:
+def opening(entries: Sequence[Entry]) -> tuple[str, str, list[Entry]]:
     """The first system text, the first user request, and every other entry in order."""
     system = next((e.text for e in entries if e.kind == "system"), "")
     first = next((i for i, e in enumerate(entries) if e.kind == "user"), None)
@@ -97,8 +102,9 @@ def split_turns(entries: Sequence[Entry]) -> list[list[Entry]]:
 
 def _fit_recent(turns: list[list[Entry]], names: dict[str, str], redact: Redactor, room: int) -> str:
     """The recent turns in full, or with tool output (then long texts) cut down until they fit."""
-    redacted = [[e._replace(text=redact(_precut(e.text, room)), args=redact(_precut(e.args, room))) for e in turn]
-                for turn in turns]
+    done = iter(_redact_texts(redact, [text for turn in turns for e in turn
+                                       for text in (_precut(e.text, room), _precut(e.args, room))]))
+    redacted = [[e._replace(text=next(done), args=next(done)) for e in turn] for turn in turns]
     text = ""
     for text_cap in TEXT_CAPS:
         for result_cap in RESULT_CAPS:
@@ -130,34 +136,38 @@ def _render_turn(number: int, turn: list[Entry], names: dict[str, str], result_c
     return "\n".join(lines)
 
 
-def _newest_stubs(turns: list[list[Entry]], names: dict[str, str], redact: Redactor,
-                  need: int) -> tuple[list[str], int, int]:
-    """The redacted stub lines of the newest results, oldest first, as many as make more than `need` characters
-    (no more can be shown: the bound); the number of results; the size of all their lines, or `need` + 1 when
-    not all were made (it is larger). A long session has thousands of results and shows a few hundred: a
-    pre-compact hook no longer digests, renders and scans every one of them at every save."""
-    calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
-    results = [e for t in turns for e in t if e.kind == "result"]
-    made: list[str] = []
-    size, end = 0, len(results)
-    while end > 0 and size <= need:
-        start = max(0, end - STUB_BATCH)
-        batch = _redact_lines(redact, [_stub(e, calls, names) for e in results[start:end]])
-        made[:0] = batch
-        size += _size(batch)
-        end = start
-    return made, len(results), size if end == 0 else need + 1
+class _Stubs:
+    """The redacted stub lines of the newest results, oldest first (`made`), made in batches as they are needed: a
+    long session has thousands of results and shows a few hundred, and the recent turns often leave room for fewer
+    than their share (a pre-compact hook digests, renders and scans only what it may show)."""
+
+    def __init__(self, turns: list[list[Entry]], names: dict[str, str], redact: Redactor) -> None:
+        self.calls = {e.call_id: e for t in turns for e in t if e.kind == "call" and e.call_id}
+        self.results = [e for t in turns for e in t if e.kind == "result"]
+        self.names, self.redact = names, redact
+        self.made: list[str] = []
+        self.size, self.end = 0, len(self.results)
+
+    def make(self, need: int) -> int:
+        """Lines made until they are more than `need` characters (no more can be shown) or all are; returns the size
+        of all of them, or `need` + 1 when not all were made (it is larger)."""
+        while self.end > 0 and self.size <= need:
+            start = max(0, self.end - STUB_BATCH)
+            batch = _redact_lines(self.redact, [_stub(e, self.calls, self.names)
+                                                for e in self.results[start:self.end]])
+            self.made[:0] = batch
+            self.size += _size(batch)
+            self.end = start
+        return self.size if self.end == 0 else need + 1
 
 
 def _stub(entry: Entry, calls: dict[str, Entry], names: dict[str, str]) -> str:
-    from shiftgit.ledger.validated import sha256  # CPython's own: no OpenSSL load in a pre-compact hook
-
     call = calls.get(entry.call_id)
     args = call.args if call else ""
-    digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = hasher(64)(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]  # CPython's: no OpenSSL load
     tool = names.get(entry.call_id) or entry.tool or "tool"
     return (f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
-            f"{_one_line(_last_line(entry.text), STUB_ARGS)}")
+            f"{_one_line(last_line(entry.text), STUB_ARGS)}")
 
 
 def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
@@ -166,6 +176,18 @@ def _redact_lines(redact: Redactor, lines: list[str]) -> list[str]:
         return []
     redacted = redact("\n".join(lines)).split("\n")
     return redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
+
+
+def _redact_texts(redact: Redactor, texts: list[str]) -> list[str]:
+    """Texts redacted in one scan, joined by the separator no secret rule crosses (as `redact_obj` scans a ledger's
+    strings: a recent turn's dozens of texts were as many scans); one by one when the split does not give them back
+    (a text that holds the separator)."""
+    from shiftgit.ledger.secrets import SEPARATOR_TEXT
+
+    if not texts:
+        return []
+    parts = redact(SEPARATOR_TEXT.join(texts)).split(SEPARATOR_TEXT)
+    return parts if len(parts) == len(texts) else [redact(text) for text in texts]
 
 
 def _status(entry: Entry) -> str:
@@ -217,7 +239,7 @@ def _one_line(text: str, cap: int) -> str:
     return flat if len(flat) <= cap else flat[: cap - 3] + "..."
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
     """The last line that says something (a closing tag such as `</untrusted_context>` does not)."""
     end = len(text)
     while end > 0:

@@ -71,7 +71,8 @@ def _count(value: Any, least: int, default: int) -> int:
 
 
 def save(store: Store, run: str, path: Path, *, session: str | None = None, agent: str | None = None,
-         turn: int | None = None, parsed: Transcript | None = None, size: int | None = None) -> Saved | None:
+         turn: int | None = None, parsed: Transcript | None = None, size: int | None = None,
+         document: Mapping[str, Any] | None = None) -> Saved | None:
     """Compact the transcript at `path` (`parsed`: already read; `size`: its first bytes only, agents/transcripts.py)
     and store it; None when the stored text is already this one. A JSONL transcript's lines parsed by an earlier
     save are not parsed again (agents/transcache.py). An unreadable or unknown transcript raises UsageError before
@@ -79,10 +80,12 @@ def save(store: Store, run: str, path: Path, *, session: str | None = None, agen
     the ref's tip from the git dir's files (`_previous`: a pre-compact hook waits for all of it)."""
     by = shiftrefs.ask_writer(store.repo)  # `git var -l` runs beside the parsing
     try:
-        transcript = parsed if parsed is not None else transcache.read(path, size,
-                                                                        private.path(store.repo, "transcripts"))
-        document = store.document(run)  # an unknown or broken run fails here, before any write
-        text = build(run, document, transcript, agent=agent or transcript.format, settings=settings(store))
+        config = settings(store)
+        transcript = parsed if parsed is not None else transcache.read(
+            path, size, private.path(store.repo, "transcripts"), keep_turns=config.turns)
+        if document is None:  # (`document`: the run's ledger as the caller just read it)
+            document = store.document(run)  # an unknown or broken run fails here, before any write
+        text = build(run, document, transcript, agent=agent or transcript.format, settings=config)
     finally:
         writer = by()  # its process waited for, also when the transcript or the run is refused
     previous = _previous(store, run, text, writer)

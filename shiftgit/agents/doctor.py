@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shiftgit import rawjson
 from shiftgit.agents import install, launcher, trust, wiring
 from shiftgit.agents.trust import Check
 from shiftgit.agents.versions import UNKNOWN_MARK
@@ -157,7 +158,7 @@ def _has_pre_commit_entries(root: Path, git_install: Any) -> bool:
 
 def publish_check(repo: Repo, remotes: list[str]) -> Check:
     try:
-        config = json.loads((repo.root / ".shift" / "config.json").read_text(encoding="utf-8"))
+        config = rawjson.loads((repo.root / ".shift" / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         config = {}
     remote = config.get("publish") if isinstance(config, dict) else None

@@ -150,7 +150,14 @@ def _discover(store: Any, kind: str) -> tuple[str, str | None] | Answer | None:
     try:
         pick = discover(store)
     except UsageError as exc:
-        return Answer(context=f"shiftgit: {exc}") if kind == "brief" and store.run_ids() else None
+        if kind != "brief":
+            return None
+        if store.run_ids():
+            return Answer(context=f"shiftgit: {exc}")
+        from shiftgit.agents.published import elsewhere_context
+
+        context = elsewhere_context(store)  # no run here, but another clone published one
+        return Answer(context=context) if context else None
     return pick.run, pick.note
 
 
@@ -252,10 +259,10 @@ def _open_repo(where: str) -> Repo | None:
     from pathlib import Path
 
     from shiftgit.errors import ShiftError
-    from shiftgit.git import rawgit, worktreecache
+    from shiftgit.git import rawgit
 
     try:
-        ready = rawgit.started(worktreecache.OPEN, dict(os.environ), where)  # `__main__` started it
+        ready = rawgit.started(rawgit.OPEN, dict(os.environ), where)  # `__main__` started it
         if ready is not None:
             code, out, _ = rawgit.communicate(ready, None)
             return Repo.opened(Path(where), code, out.decode("utf-8", "surrogateescape"))

@@ -118,3 +118,21 @@ def newer_line(store: Store, run: str, document: Mapping[str, Any] | None = None
         return None
     return (f"this is this work tree's ledger (checkpoint #{ledgerref.seq_of(dict(document))}), not the newest record "
             f"of the run: {newer.describe()}; `shiftgit resume {run} --adopt` restores it here")
+
+
+def elsewhere_context(store: Store, shiftgit: str = "shiftgit") -> str | None:
+    """A session starts where no run has a ledger: the active runs another clone published that `sync` fetched (their
+    commits never reached this branch), each with the command that decides from its record. The git dir's files
+    settle that none was fetched (the usual case) without a git process."""
+    refs = headref.read_refs(str(store.repo.common_dir), (ledgerref.TRACKING, ledgerref.LEDGERS))
+    if not refs:
+        return None
+    from shiftgit.recovery.elsewhere import active_runs
+
+    found = active_runs(store)
+    if not found:
+        return None
+    lines = [f"- run {run!r}: {source.describe()}; decide with `{shiftgit} resume {run}` (`--adopt` restores its "
+             "ledger and files here)" for run, source in sorted(found.items())[:5]]
+    return "\n".join(["shiftgit: no run has a ledger in this work tree, but another clone published active runs "
+                      "(their commits are not on this branch). Before building anything, take one over:", *lines])

@@ -20,6 +20,8 @@ from shiftgit.ledger.store import Store
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     from shiftgit.agents.context import Saved
 
 
@@ -40,12 +42,13 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
     try:
         with background.lock(store.repo, run, HOOK_LOCK_WAIT) as handle:
             notes = background.finish_locked(store, run, log)  # a job whose process died
-            job = _job(store, run, agent=agent, event=event, session=session, turn=turn, path=path)
+            document = store.document(run)  # one read for the job and the conversation this hook saves
+            job = _job(store, run, document, agent=agent, event=event, session=session, turn=turn, path=path)
             if job is None:
                 return "; ".join(notes) or None
             told = None
             if job.transcript and not ending:
-                notes += background.run_job(store, job._replace(checkpoint=False), log)
+                notes += background.run_job(store, job._replace(checkpoint=False), log, document=document)
             elif job.transcript:
                 told = f"shiftgit: saving the compacted conversation of run {run} in the background"
             if not job.checkpoint and told is None:
@@ -58,15 +61,16 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
         return autosave.checkpoint(store, run, event, session, turn)
 
 
-def _job(store: Store, run: str, *, agent: str, event: str, session: str, turn: int,
+def _job(store: Store, run: str, document: dict[str, Any], *, agent: str, event: str, session: str, turn: int,
          path: Path | None) -> background.Job | None:
     """This hook's job: the checkpoint while the run is active (the job judges whether one is due), the conversation
-    when the transcript or the run's summary changed since the last save; None when there is neither."""
-    active = store.document(run).get("status") == "active"
+    when the transcript or the run's summary (`document`: the run's ledger) changed since the last save; None when
+    there is neither."""
+    active = document.get("status") == "active"
     stamp = autosave.file_stamp(path) if path is not None else None
     if stamp is not None:
         seen = private.read(private.path(store.repo, background.SEEN))
-        if seen.get(run) == autosave.stamp(store, run, stamp):
+        if seen.get(run) == autosave.stamp(store, run, stamp, document):
             stamp = None
     if not active and stamp is None:
         return None

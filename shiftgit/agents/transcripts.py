@@ -28,10 +28,10 @@ else:
     from shiftgit.tuples import NamedTuple
 
 DETECT_LINES = 50
-EXIT_CODE = re.compile(r"(?:exited with code|exit code:?|exit status:?)\s*(-?\d+)", re.IGNORECASE)
+EXIT_CODE = r"(?i)(?:exited with code|exit code:?|exit status:?)\s*(-?\d+)"
 CODEX_CONTEXT = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<hook_prompt",
                  "<permissions", "<skills_instructions>", "<user_shell_command>")
-HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
+HOOK_CONTEXT = r"(?s)<hook_context>.*?</hook_context>\s*"  # patterns compile on first use (re's cache)
 
 
 class Entry(NamedTuple):
@@ -258,7 +258,7 @@ def _gemini_message(message: Mapping[str, Any], *, first: bool) -> list[Entry]:
     if kind == "user":
         if first and text.lstrip().startswith("<session_context>"):
             return [Entry("system", text)]
-        text = HOOK_CONTEXT.sub("", text)
+        text = re.sub(HOOK_CONTEXT, "", text) if "<hook_context>" in text else text
         return [Entry("user", text)] if text.strip() else []
     if kind != "gemini":
         return []
@@ -310,7 +310,10 @@ def _compact(value: Any) -> str:
 
 
 def _exit_code(output: str) -> int | None:
-    found = EXIT_CODE.search(output[:400])
+    head = output[:400]
+    if "ex" not in head.lower():  # every match holds "ex" (case-blind: no other character folds to e or x)
+        return None
+    found = re.search(EXIT_CODE, head)
     return int(found.group(1)) if found else None
 
 

@@ -169,12 +169,28 @@ def failure(exc: BaseException) -> tuple[str, int] | None:
     from shiftgit.errors import ShiftError
 
     if isinstance(exc, ShiftError):
-        return line(str(exc)), exc.exit_code
+        return line(_with_hint(exc)), exc.exit_code
     if isinstance(exc, OSError) and exc.errno in REFUSALS:
         where = f"{exc.filename}: " if exc.filename else ""
         return line(f"{where}{exc.strerror or exc}; the file system refused, so the command stopped there: free "
                     "space or fix the permissions, then run it again"), 2
     return None
+
+
+def _with_hint(exc: BaseException) -> str:
+    """No `.shift/` here, but another clone published a run: how to get to the commit it was made on."""
+    from shiftgit.errors import NotInitialized, ShiftError
+
+    if not isinstance(exc, NotInitialized):
+        return str(exc)
+    from shiftgit.recovery.elsewhere import not_here_hint
+    from shiftgit.repo import Repo
+
+    try:
+        hint = not_here_hint(Repo.open())
+    except (ShiftError, OSError):
+        hint = None
+    return f"{exc}; or take over: {hint}" if hint else str(exc)
 
 
 def line(message: str, prefix: str = "shiftgit: ") -> str:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from shiftgit import rawjson
 from shiftgit.errors import GitError
 from shiftgit.git.notestree import CatFile
 from shiftgit.ledger.store import ARCHIVE_REF
@@ -78,11 +79,9 @@ def merged_tree(repo: Repo, mine: str, theirs: str) -> str:
 
 
 def _updated_at(repo: Repo, tree: str) -> str:
-    import json
-
     data = repo.show(f"{tree}:ledger.json")
     try:
-        value = json.loads(data or b"{}").get("updated_at")
+        value = rawjson.loads(data or b"{}").get("updated_at")
     except (ValueError, AttributeError):
         return ""
     return value if isinstance(value, str) else ""

@@ -46,6 +46,7 @@ class Staging(NamedTuple):
     config: Mapping[str, Any]  # .shift/config.json as staged
     validated: frozenset[str] = frozenset()  # ledger blob ids shiftgit already schema-checked
     clean: frozenset[str] = frozenset()  # ledger blob ids whose whole text shiftgit scanned and found free of secrets
+    written: frozenset[str] = frozenset()  # ledger blob ids shiftgit wrote: their recorded commands judged, no secret
     worktree_ledger: bytes | None = None  # the active run's ledger file as it is on disk
     newest_claim: Any = None  # git/fence.Claim: the newest owner epoch the active run's ledger refs carry
     published: bytes | None = None  # the active run's ledger as its checkpoint committed it (refs/shift/ledgers/)
@@ -65,7 +66,7 @@ def judge(staging: Staging) -> list[Problem]:
     docs: dict[str, Any] = {}
     problems = []
     for run, ledger in sorted(staging.ledgers.items()):
-        document, found = _sound(ledger, staging.validated, staging.clean)
+        document, found = _sound(ledger, staging.validated, staging.clean, staging.written)
         problems += found
         docs[run] = document
     active = staging.ledgers[staging.run]
@@ -87,10 +88,12 @@ def judge(staging: Staging) -> list[Problem]:
     return sorted(problems, key=lambda p: p.rule)
 
 
-def secret_problems(ledgers: Iterable[Ledger]) -> list[Problem]:
-    """Rule 4's secret check alone, on every changed staged ledger: what the gate asks with no active run."""
+def secret_problems(ledgers: Iterable[Ledger], written: frozenset[str] = frozenset()) -> list[Problem]:
+    """Rule 4's secret check alone, on every changed staged ledger: what the gate asks with no active run. WRITTEN:
+    blobs shiftgit wrote, their commands judged then (`Staging.written`)."""
     return [p for ledger in ledgers if ledger.changed and ledger.staged is not None
-            for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"))]
+            for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"),
+                                      None if ledger.blob in written else _json_or_empty(ledger.staged))]
 
 
 def render_secrets(problems: list[Problem]) -> str:
@@ -182,7 +185,8 @@ def _recorded(point: Mapping[str, Any] | None) -> dict[str, str | None]:
 
 # -- rule 4: a sound ledger: JSON, a schema this shiftgit knows, valid, no secret -------------------
 
-def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = frozenset()) -> tuple[Any, list[Problem]]:
+def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = frozenset(),
+           written: frozenset[str] = frozenset()) -> tuple[Any, list[Problem]]:
     """The parsed staged ledger (None if unusable: not JSON, invalid, newer) and its rule-4 problems."""
     if ledger.staged is None:
         return None, []
@@ -193,7 +197,8 @@ def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = fr
     except ValueError as exc:
         return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
     invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
-    secrets = [] if ledger.blob in clean else _secret_problems(ledger, text)
+    judged = ledger.blob in written  # its commands were judged when shiftgit wrote it
+    secrets = [] if ledger.blob in clean else _secret_problems(ledger, text, None if judged else document)
     return (None if invalid else document), invalid + secrets
 
 
@@ -215,16 +220,18 @@ def _schema_problems(ledger: Ledger, document: Any, restore: str) -> list[Proble
     return [Problem(4, f"{ledger.path} is not a valid ledger", shown, (f"shiftgit validate {ledger.run}", restore))]
 
 
-def _secret_problems(ledger: Ledger, text: str) -> list[Problem]:
+def _secret_problems(ledger: Ledger, text: str, document: Any) -> list[Problem]:
+    """A secret in the text, or as a word of its own in a recorded command (ledger/commandsecrets.py)."""
+    from shiftgit.ledger.commandsecrets import command_secret
     from shiftgit.ledger.secrets import find_secrets_in_json
 
-    found = find_secrets_in_json(text)
-    if not found:
+    kinds = sorted({f.rule for f in find_secrets_in_json(text)}) + [
+        f"in a recorded command, {where}" for where in [command_secret(document)] if where is not None]
+    if not kinds:
         return []
-    kinds = sorted({f.rule for f in found})
     return [Problem(4, f"{ledger.path} contains what looks like a secret ({', '.join(kinds)})", (ledger.path,),
                     (f"remove it from {ledger.path} (shiftgit redacts what it writes: pass secrets through "
-                     f"`--env NAME`), then git add {ledger.path}",))]
+                     f"`--env NAME`, a command's through an environment variable), then git add {ledger.path}",))]
 
 
 # -- rule 5: nothing dropped or rewritten since HEAD ------------------------------------------------
@@ -239,7 +246,7 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
     if not isinstance(old, Mapping) or (ledger.staged is not None and not isinstance(document, Mapping)):
         return []
     if ledger.staged is None and ledger.archived is not None:  # archived: the record lives on there
-        document = _archived_document(ledger.archived)
+        document = _json_or_empty(ledger.archived) or None  # unusable: a plain deletion
     found = ledgerdiff.findings(old, document, ledger.run)
     if not found:
         return []
@@ -247,15 +254,6 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
     fixes += list(dict.fromkeys(f.fix for f in found))
     return [Problem(5, f"{ledger.path} drops or rewrites, compared with HEAD, what only a recorded "
                        "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
-
-
-def _archived_document(data: bytes) -> Any:
-    """The archived ledger the deletion must not lose anything against; None (a plain deletion) if unusable."""
-    try:
-        document = rawjson.loads(data)
-    except ValueError:
-        return None
-    return document if isinstance(document, Mapping) else None
 
 
 def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[Problem]:

@@ -16,7 +16,7 @@ from shiftgit.repo import FileEntry, Repo
 
 def expected_tree(repo: Repo, point: record.Checkpoint, state: record.HeadState) -> str | None:
     """The tree the work tree holds when nothing was edited since `point`; None when this clone cannot tell."""
-    if state.matches or state.head is None:
+    if state.matches or state.head is None or _behind(repo, state):
         return record.checkpoint_tree(repo, point)
     head = state.head
     paths = [f.path for f in point.files]
@@ -43,3 +43,11 @@ def edits(repo: Repo, point: record.Checkpoint, worktree: str, state: record.Hea
 
     tree = expected_tree(repo, point, state)
     return None if tree is None else without_ours(repo, record.diff_files(repo, tree, worktree))
+
+
+def _behind(repo: Repo, state: record.HeadState) -> bool:
+    """HEAD is an ancestor of the base (no commit on HEAD since it): a clone that lacks the branch the checkpoint
+    was made on, or a reset back. Nothing committed since replaces the checkpoint's content: its tree is the one."""
+    if state.commits or state.carrier is not None or not state.base or not state.head:
+        return False
+    return repo.git("merge-base", state.head, state.base, check=False).strip() == state.head

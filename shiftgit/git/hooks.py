@@ -1,15 +1,14 @@
 """Git hook entry points: the commit gate, trailers, handoff notes. The I/O around pure rules.
 
-The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) without importing
-click; the modules used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit
-never validated, and site with it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never
-modify a tracked file, and never stash, reset or check out anything. Git processes per checkpointed
-commit: pre-commit 3 (`cat-file --batch`, `diff-index`, `config`: started before the imports); commit-msg
-0 or 1 (the shim appends the trailers to a plain message, else runs `interpret-trailers`; this module's
-commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when the gate's waiting child
-writes the note it rendered, or found rendered by the checkpoint (git/waiter.py, git/quicknote.py,
-git/prenote.py), else 3 (`diff-tree`, `cat-file`, `update-ref`). `post_commit` here is the general way: it
-reads the ledgers and writes through notes.write_handoff, when no prepared note is the commit's.
+The shims run `python -S` and land in `run_hook` (through `__main__.hook_main`) without importing click; the modules
+used here import only the stdlib (jsonschema loads only for a ledger blob shiftgit never validated, and site with
+it). Hooks read the index git hands them (`GIT_INDEX_FILE`), never modify a tracked file, and never stash, reset or
+check out anything. Git processes per checkpointed commit: pre-commit 1 (`diff-index`, started before the imports;
+objects come from the loose files, git/looseread.py, else one `cat-file --batch`; `config` where the config files
+do not settle the trailer settings); commit-msg 0 or 1 (the shim appends the trailers to a plain message, else
+`interpret-trailers`; this module's commit-msg serves the pre-commit framework and SHIFT_SKIP); post-commit 0 when
+the gate's waiting child writes the note (git/waiter.py, git/quicknote.py, git/prenote.py), else 3 (`diff-tree`,
+`cat-file`, `update-ref`). `post_commit` here is the general way (notes.write_handoff) for any other commit.
 """
 
 from __future__ import annotations
@@ -18,11 +17,12 @@ import os
 import sys
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, rawgit, waiter
+from shiftgit.git import fence, gate, looseread, rawgit, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.rawledger import checkpoint_of
 from shiftgit.git.view import Objects
+from shiftgit.ledger import validated
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
 if TYPE_CHECKING:
@@ -79,15 +79,16 @@ def pre_commit(ctx: Context) -> int:
     gitdir = gitview.git_dir(ctx.root, ctx.environ)
     run = gitview.active_run(ctx.root, gitdir, ctx.environ)
     if run is None:
-        return _scan_ledgers(ctx)
+        return _scan_ledgers(ctx, gitdir)
     changes: list[tuple[str, str | None, str | None]] = []
-    staging = read_staging(ctx, gitdir, run, changes)
+    with Objects(ctx.root, ctx.env, looseread.for_hook(ctx.root, gitdir, ctx.environ, ctx.env)) as objects:
+        staging = read_staging(ctx, gitdir, run, objects, changes)
 
-    def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
-        _remember_validated(gitdir, staging)
-        return _prepare_note(gitdir, staging, changes)
+        def rest() -> tuple[list[str], str, str] | None:  # once the gate passed
+            _remember_validated(gitdir, staging)
+            return _prepare_note(gitdir, staging, changes)
 
-    passed = waiter.leave(gitdir, rest, ctx.environ, changes)  # its child loads what `rest` needs while we judge
+        passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)
     problems = gate.judge(staging)
     if problems:
         ctx.say(gate.render(staging, problems))
@@ -110,7 +111,7 @@ def _prepare_note(gitdir: str, staging: gate.Staging,
                                                           for run in runs})
 
 
-def _scan_ledgers(ctx: Context) -> int:
+def _scan_ledgers(ctx: Context, gitdir: str) -> int:
     """No active run here: no gate, but no staged ledger may carry a secret into git either."""
     env = ctx.env
     with Objects(ctx.root, env) as objects:
@@ -118,7 +119,8 @@ def _scan_ledgers(ctx: Context) -> int:
         touched = [(name, c) for c in changes if (name := gitview.ledger_run(c.path)) and c.new]
         blobs = objects.read([c.new for _, c in touched if c.new])
     ledgers = [gate.Ledger(run, c.path, data, c.new, None, True) for (run, c), data in zip(touched, blobs, strict=True)]
-    problems = gate.secret_problems(ledgers)
+    _, clean, written = validated.marks_of(gitdir, {x.blob: x.staged for x in ledgers if x.blob})  # as the gate
+    problems = gate.secret_problems([x for x in ledgers if x.blob not in clean], written)
     if problems:
         ctx.say(gate.render_secrets(problems))
         return 1
@@ -133,27 +135,24 @@ def _claim(ctx: Context, run: str) -> fence.Claim | None:
     return fence.newest(lambda *argv: gitview.git(ctx.root, ctx.env, *argv), run)
 
 
-def read_staging(ctx: Context, gitdir: str, run: str,
+def read_staging(ctx: Context, gitdir: str, run: str, objects: Objects,
                  ledger_changes: list[tuple[str, str | None, str | None]] | None = None) -> gate.Staging:
-    """The index git hands the hook, as the gate needs it: one diff-index, one cat-file. `ledger_changes`
-    gets each staged ledger's (path, HEAD's blob, staged blob)."""
-    from shiftgit.ledger import validated
-
-    env = ctx.env
-    with Objects(ctx.root, env) as objects:
-        head, changes = gitview.staged_on_head(objects, ctx.root, env)
-        paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
-        touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
-        if ledger_changes is not None:
-            ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
-        own = f"{fence.LEDGERS}{run}"  # the config, the published ledger and its commit: read with the ledgers
-        ledgers, (config, published, tip) = _ledgers(objects, run, touched,
-                                                     [f":{gitview.CONFIG}", f"{own}:ledger.json", own])
-        claim = _claims(objects, run, gitview.parse_config(config), tip) if paths else None
+    """The index git hands the hook as the gate needs it (a diff-index, `objects`); `ledger_changes` gets each staged
+    ledger's (path, HEAD's blob, staged blob)."""
+    head, changes = gitview.staged_on_head(objects, ctx.root, ctx.env)
+    objects.note_staged(changes)
+    paths = {c.path: c.new for c in changes if not gitview.is_shift_path(c.path)}
+    touched = {name: c for c in changes if (name := gitview.ledger_run(c.path))}
+    if ledger_changes is not None:
+        ledger_changes += [(c.path, c.old, c.new) for c in touched.values()]
+    own = f"{fence.LEDGERS}{run}"  # the config, the published ledger and its commit: read with the ledgers
+    ledgers, (config, published, tip) = _ledgers(objects, run, touched,
+                                                 [f":{gitview.CONFIG}", f"{own}:ledger.json", own])
+    claim = _claims(objects, run, gitview.parse_config(config), tip) if paths else None
     worktree = os.path.join(ctx.root, gitview.ledger_path(run))
-    checked, clean = validated.marks_of(gitdir, {led.blob: led.staged for led in ledgers.values() if led.blob})
+    checked, clean, written = validated.marks_of(gitdir, {x.blob: x.staged for x in ledgers.values() if x.blob})
     return gate.Staging(run=run, head=head, paths=paths, ledgers=ledgers, config=gitview.parse_config(config),
-                        validated=checked, clean=clean,
+                        validated=checked, clean=clean, written=written,
                         worktree_ledger=_read(worktree) if os.path.isfile(worktree) else None, newest_claim=claim,
                         published=published)
 
@@ -197,8 +196,6 @@ def _ledgers(objects: Objects, run: str, touched: Mapping[str, gitview.Change],
 
 def _remember_validated(gitdir: str, staging: gate.Staging) -> None:
     """Ledgers the gate just schema-checked need no second check (a refused commit is often retried)."""
-    from shiftgit.ledger import validated
-
     fresh = [ledger.staged for ledger in staging.ledgers.values()
              if ledger.staged is not None and ledger.blob not in staging.validated]
     if fresh:
@@ -218,9 +215,11 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
 
 def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
     """For the commit-msg shim of the same `git commit` (same parent pid); `plain`: no config moves trailers."""
-    folder = os.path.join(gitdir, "shift")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, TRAILERS), "w", encoding="utf-8") as handle:
+    path = os.path.join(gitdir, "shift", TRAILERS)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.lexists(path):  # a new file, not the old one truncated: ext4 flushes that one's data at close (~1 ms)
+        os.unlink(path)
+    with open(path, "w", encoding="utf-8") as handle:
         handle.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shiftgit import textsafe
+from shiftgit import rawjson, textsafe
 from shiftgit.git import handoff
 
 MARKER = "--- merged note ---"
@@ -65,7 +65,7 @@ def split_note(text: str) -> tuple[list[str], dict[str, Any]] | None:
     for index in range(len(lines) - 1, -1, -1):
         if lines[index].startswith("{"):
             try:
-                body = json.loads("\n".join(lines[index:]))
+                body = rawjson.loads("\n".join(lines[index:]))
             except ValueError:
                 return None
             return (lines[:index], body) if isinstance(body, dict) else None

@@ -19,12 +19,8 @@ all. If one commit has notes at two paths, the 2-hex one wins. Non-note entries 
 Concurrency: `update-ref` compares and swaps. When the ref moved or its lock is held, the write starts
 again from the new tip after a jittered exponential backoff, at most `retries` times (~10 s for 60).
 
-Lock policy: git's `update-ref` refuses while `<ref>.lock` exists, and git never removes a lock it did
-not create. Live git holds a ref lock for milliseconds; a SIGKILLed `update-ref` leaves it for ever.
-So a writer that meets the notes ref's own lock (never `packed-refs.lock` or another) removes it once
-its mtime is STALE_LOCK_SECONDS old: it renames it to a unique name, checks that the file it moved is
-the one it judged (inode, mtime), and if not (a new writer took the lock meanwhile) links it back
-without overwriting. Assumed: no live writer holds the lock that long (a SIGSTOPped git could).
+Lock policy (shiftgit/reflocks.py, for every ref shiftgit updates): a writer that meets the notes ref's own
+lock removes it once its mtime is STALE_LOCK_SECONDS old (a SIGKILLed `update-ref` leaves it for ever).
 
 Environment: `cwd` names the repository. Variables a hook inherits that point git elsewhere
 (`GIT_DIR`, `GIT_INDEX_FILE`, ...) are dropped for these calls, and git speaks with LC_ALL=C.
@@ -32,7 +28,6 @@ Environment: `cwd` names the repository. Variables a hook inherits that point gi
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -56,6 +51,9 @@ from shiftgit.git.notestree import (
     with_fallback_ident,
 )
 from shiftgit.git.rawgit import object_id
+from shiftgit.reflocks import STALE_LOCK_SECONDS  # noqa: F401 (the lock policy below: shiftgit/reflocks.py)
+from shiftgit.reflocks import clear_stale_lock as _clear_stale_lock
+from shiftgit.reflocks import remove_if_same as _remove_if_same  # noqa: F401
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import (`log`): annotations only
 if TYPE_CHECKING:
@@ -63,8 +61,6 @@ if TYPE_CHECKING:
 
 NOTES_REF = "refs/notes/shift"  # the human note, shown by `git log`
 DATA_REF = "refs/notes/shift-data"  # the machine record (JSON), read by shiftgit
-STALE_LOCK_SECONDS = 5.0
-_HELD_LOCK = r"Unable to create '(.+\.lock)': File exists"  # compiled where used: `status`, `log` need no re
 
 # -- public interface ------------------------------------------------------------------------------
 
@@ -202,39 +198,3 @@ def _backoff(attempt: int) -> float:
 
     cap = min(0.25, 0.002 * 2.0 ** attempt)
     return cap / 2 + random.uniform(0, cap / 2)
-
-
-def _clear_stale_lock(stderr: str, ref: str, cwd: str | Path) -> bool:
-    """Remove the notes ref's lock if STALE_LOCK_SECONDS old (see the module's lock policy)."""
-    import re
-
-    held = re.search(_HELD_LOCK, stderr)
-    if not held or not held.group(1).endswith(f"/{ref}.lock"):
-        return False
-    lock = Path(cwd, held.group(1))  # git names it absolute; were it relative, it would be to cwd
-    try:
-        seen = lock.stat()
-    except FileNotFoundError:
-        return False
-    if time.time() - seen.st_mtime < STALE_LOCK_SECONDS:
-        return False
-    return _remove_if_same(lock, seen)
-
-
-def _remove_if_same(lock: Path, seen: os.stat_result) -> bool:
-    import random
-
-    grave = lock.with_name(f"{lock.name}.stale-{os.getpid()}-{random.getrandbits(32):08x}")
-    try:
-        os.rename(lock, grave)
-    except FileNotFoundError:
-        return False
-    moved = grave.stat()
-    same = (moved.st_ino, moved.st_dev, moved.st_mtime) == (seen.st_ino, seen.st_dev, seen.st_mtime)
-    if not same:
-        try:
-            os.link(grave, lock)  # a live writer's lock: put it back, never over a newer one
-        except OSError:
-            pass
-    grave.unlink()
-    return same

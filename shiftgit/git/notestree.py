@@ -185,6 +185,13 @@ class CatFile:
         if self.proc.wait() != 0 and exc[0] is None:
             raise GitError(list(self.argv), f"exit status {self.proc.returncode}")
 
+    def hand_over(self) -> None:
+        """A forked process holds this cat-file's pipes too and asks it from now on (git/waiter.py): close our ends
+        and never wait for it (it ends when that process closes them), so leaving the `with` does not block."""
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            _close(stream)
+        self.proc.returncode = 0
+
     def get(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
         answers: list[tuple[str, str, bytes] | None] = []
         stdin, stdout = self.proc.stdin, self.proc.stdout

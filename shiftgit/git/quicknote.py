@@ -5,14 +5,13 @@ parent, and the gate holds those ledgers when it passes. So it renders both then
 the checkpoint: git/prenote.py), into `<git-dir>/shift/handoff`, keyed by those changes: for each valid run's
 ledger whose blob changed, its blob id before and after and its path. Post-commit compares the key with what
 the commit really changed (`git diff-tree` against the first parent: the shim's, in SHIFT_HOOK_DIFF, else its
-own) and, when they agree, writes both notes refs in one compare-and-swap with two git processes (`cat-file
---batch`, `update-ref --stdin`; git/waiter.py's child starts both before the commit is made), writing the
-blobs, trees and commits as loose objects itself (`unpack-objects` of one pack where the repository's config
-may ask git for more).
-Its imports are os, zlib and a sha module: no subprocess (it loads re and locale; processes start
-with `os.posix_spawnp`), no json, no pathlib. Both notes commits carry the annotated commit's own
-committer line (name, email, date) as author and committer, where `commit-tree` would have put the
-same identity a moment later.
+own) and, when they agree, writes both notes refs in one compare-and-swap: it reads with one `cat-file --batch`
+(git/waiter.py's child has the gate's), writes the blobs, trees and commits as loose objects itself
+(`unpack-objects` of one pack where the config may ask git for more), and moves both refs in the files
+(git/refswap.py; else by one `update-ref --stdin`, which the child starts before the commit is made).
+Its imports are os, zlib and a sha module: no subprocess (it loads re and locale; processes start with
+`os.posix_spawnp`), no json, no pathlib. Both notes commits, and their reflog lines, carry the annotated
+commit's own committer line (name, email, date), where git would have put the same identity a moment later.
 
 Anything else goes the general way (hooks.post_commit, which reads the ledgers and writes through
 notes.write_handoff, with its retries): no prepared note or another key (`commit --no-verify`, a hook
@@ -25,6 +24,7 @@ from __future__ import annotations
 
 import os
 
+from shiftgit.git import refswap
 from shiftgit.git.rawgit import (
     TREE,
     CatFile,
@@ -44,6 +44,11 @@ from shiftgit.packs import object_dir
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+
+    from shiftgit.git import notestree
+    from shiftgit.git.looseread import Loose
+
+    Cat = CatFile | notestree.CatFile | Loose  # this module's, or the gate's handed over (git/waiter.py)
 
 PREPARED = "handoff"  # <git-dir>/shift/handoff
 MAGIC = b"shiftgit handoff 1"  # then the pid of the `git commit` the gate ran under
@@ -151,10 +156,10 @@ def post_commit(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, str],
-                  commit: str | None = None, cat: CatFile | None = None, refs: Process | None = None) -> bool:
+                  commit: str | None = None, cat: Cat | None = None, refs: Process | None = None) -> bool:
     """Write a prepared note on HEAD when its key is what HEAD changed (read from HEAD's trees unless the shim's
     diff named `commit` with that key); False: nothing done. Also git/waiter.py's child, once woken, with the
-    `cat` (from `cat_file`) and `refs` (from `ref_updates`) it started while it waited."""
+    `cat` (the gate's, or from `cat_file`) and `refs` (from `ref_updates`) it holds while it waits."""
     git_env = git_environ(environ)
     try:
         with cat or CatFile(git_env) as objects:
@@ -184,9 +189,8 @@ def cat_file(environ: Mapping[str, str]) -> CatFile:
 
 
 def ref_updates(environ: Mapping[str, str]) -> Process:
-    """A `git update-ref --stdin` to pass to `write_checked`: it reads every update, then swaps them all at once
-    (checking each ref's old value under its lock) when its input ends, none when it got none. Its reflog message
-    cannot name a commit not made yet."""
+    """A `git update-ref --stdin` for `write_checked` where `refs_in_files` is False: it swaps all the updates at the
+    end of its input (each old value checked under its lock), none when it got none; no commit id in its message."""
     return Process(["update-ref", "-m", "shiftgit: handoff", "--stdin"], git_environ(environ))
 
 
@@ -202,7 +206,13 @@ def _git_dir() -> str | None:
     return text[len("gitdir:"):].strip() if text.startswith("gitdir:") else None
 
 
-def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data: bytes,
+def refs_in_files(environ: Mapping[str, str]) -> bool:
+    """Whether `write_checked` moves the notes refs itself (git/refswap.py): no `update-ref` to start for it."""
+    common = refswap.common_dir(_git_dir())
+    return bool(common) and refswap.in_files(common or "", [NOTES_REF, DATA_REF], environ, os.getcwd())
+
+
+def _write(cat: Cat, commit: str | None, lines: list[str], note: bytes, data: bytes,
            env: dict[str, str], refs: Process | None) -> bool:
     """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees). Two
     round trips to `cat`: HEAD and the notes refs, then every tree this reads (`_tree_names`)."""
@@ -224,7 +234,7 @@ def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data
     blobs = {ref: (object_id("blob", body, width), body) for ref, body in ((NOTES_REF, note), (DATA_REF, data))}
     message = f"shiftgit: handoff of {commit[:12]}".encode()
     objects: list[tuple[str, bytes]] = []
-    swaps = []
+    swaps: list[tuple[str, str, str | None]] = []
     for ref, tip in wanted:
         root, sub = (next(answers), next(answers)) if tip else (None, None)
         planned = _plan(commit, blobs[ref][0], root, sub, width)
@@ -236,30 +246,28 @@ def _write(cat: CatFile, commit: str | None, lines: list[str], note: bytes, data
         objects += [("tree", body) for body in planned]
         body = commit_body(planned[-1], width, tip, ident, ident, message + b"\n")
         objects.append(("commit", body))
-        swaps.append(f"update {ref} {object_id('commit', body, width)} {tip or '0' * width}\n")
+        swaps.append((ref, object_id("commit", body, width), tip))
     if not swaps:
         return True
     if not _store(objects, width, env):
         return False
+    if refs is None and refs_in_files(env):  # no update-ref: git/refswap.py
+        moved = refswap.swap(refswap.common_dir(_git_dir()) or "", swaps, ident, message.decode())
+        if moved is not None:
+            return moved
+    text = "".join(f"update {ref} {new} {old or '0' * width}\n" for ref, new, old in swaps).encode()
     if refs is not None:
-        return communicate(refs, "".join(swaps).encode())[0] == 0
-    rc, _ = run(["update-ref", "-m", message.decode(), "--stdin"], env, "".join(swaps).encode())
-    return rc == 0
-
-
+        return communicate(refs, text)[0] == 0
+    return run(["update-ref", "-m", message.decode(), "--stdin"], env, text)[0] == 0
 
 
 def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) -> bool:
     """Put the objects into the repository (at the top of its work tree): written loose here, one git process
     less, where shiftgit may write them itself (packs.object_dir); else through `git unpack-objects`."""
-    gitdir = _git_dir()
+    common = refswap.common_dir(_git_dir())
     try:
-        if gitdir is None:
+        if common is None:
             raise OSError("no git dir")
-        common = gitdir
-        if os.path.exists(os.path.join(gitdir, "commondir")):  # a linked worktree's objects are the main one's
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as src:
-                common = os.path.join(gitdir, src.read().strip())
         objects_dir = object_dir(common, env)
         if objects_dir is None:
             raise OSError("git writes the objects")
@@ -277,7 +285,7 @@ def _tree_names(commit: str, lines: list[str]) -> list[str]:
     return [f"{commit}{side}:{_RUNS}{run}".rstrip("/") for side in ("", "^") for run in ("", *runs)]
 
 
-def _tree_key(cat: CatFile, commit: str, read: Mapping[str, tuple[str, str, bytes] | None] | None = None,
+def _tree_key(cat: Cat, commit: str, read: Mapping[str, tuple[str, str, bytes] | None] | None = None,
               ) -> list[str] | None:
     """The key of what `commit` changed in valid runs' ledgers against its first parent, read from the trees
     (what `git diff-tree -r` would list), `read` holding those `_tree_names` named (else read here); None when a

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 TREE = "40000"  # a subtree's mode, as git stores it
+OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"]  # Repo.open's
 
 Tree = dict[str, tuple[str, str]]  # name -> (mode as git stores it, object id)
 
@@ -59,10 +60,8 @@ def commit_object(tree: str, parents: list[str], author: bytes, committer: bytes
             + b"author %s\ncommitter %s\n\n%s" % (author, committer, message))
 
 
-def object_id(kind: str, body: bytes, width: int) -> str:
-    if kind == "blob":  # a ledger just written and recorded as validated: its id is known (digests.blob_id)
-        return blob_id(body, width)
-    return _id_of(_framed(kind, body), width)
+def object_id(kind: str, body: bytes, width: int) -> str:  # a blob: a ledger's id hashed once (digests.blob_id)
+    return blob_id(body, width) if kind == "blob" else _id_of(_framed(kind, body), width)
 
 
 def _framed(kind: str, body: bytes) -> bytes:

@@ -4,11 +4,11 @@ A checkpoint's snapshot and rollback's rescue take the working tree as it is, un
 included (a `.env`, a token file), under `refs/shift/`, which `sync` and publishing push. So every
 blob entering such a tree that HEAD does not already hold is scanned first (`ledger.secrets`:
 token formats and `password=`-style context, through JSON `\\u` escapes; not the random-text rule,
-which lock files and checksums would trip); a file with a finding is left out of the tree and
-reported as withheld. Before a push, every blob the remote would receive under `refs/shift/` is
-scanned again (defence in depth): a ref holding a finding is not pushed.
+which lock files and checksums would trip; and a ledger's recorded commands, `ledger.commandsecrets`); a
+file with a finding is left out of the tree and reported as withheld. Before a push, every blob the remote
+would receive under `refs/shift/` is scanned again (defence in depth): a ref holding a finding is not pushed.
 
-Verdicts are cached by blob id in `<git-common-dir>/shift/scanned-v1` (the worktrees share the
+Verdicts are cached by blob id in `<git-common-dir>/shift/scanned-v<SECRET_RULES>` (the worktrees share the
 objects): a blob is read and scanned once, however many checkpoints keep it. Only blobs of CACHE_MIN_BYTES
 or more, and those with a finding, are kept there: a small file is scanned again faster than every later
 checkpoint reads its line (a checkpoint of 1,000 new small files would add 1,000 lines each time).
@@ -97,7 +97,26 @@ def first_rules(blobs: Sequence[bytes]) -> list[str | None]:
     for index, text in enumerate(texts):
         if rules[index] is None and ("\\u" in text or "\\/" in text):
             rules[index] = first_rule(blobs[index])
+        if rules[index] is None:
+            rules[index] = command_rule(blobs[index])
     return rules
+
+
+def command_rule(data: bytes) -> str | None:
+    """A secret one of a ledger's recorded commands gives as a word of its own (`--password S`: no format or
+    `key=value` tells it, its place does), as the commit gate judges it (ledger/commandsecrets.py); None for
+    every blob that is not such a ledger (a cheap look first: no parse)."""
+    from shiftgit.ledger.commandsecrets import command_secret, may_hold_commands
+
+    if not may_hold_commands(data):
+        return None
+    from shiftgit import rawjson
+
+    try:
+        where = command_secret(rawjson.loads(data))
+    except ValueError:
+        return None
+    return None if where is None else f"a secret in a recorded command ({where})"
 
 
 def _scanned_text(data: bytes) -> str:

@@ -13,7 +13,7 @@ from shiftgit import rawjson, textsafe
 from shiftgit.git import ledgerref, rawgit
 from shiftgit.git.notestree import CatFile, run_git
 from shiftgit.git.view import RUNS, ledger_path
-from shiftgit.ledger.store import Store, validate_run_id
+from shiftgit.ledger.store import Store, run_id_problem, validate_run_id
 from shiftgit.ledger.validated import blob_id
 from shiftgit.procs import clone_id
 from shiftgit.repo import Repo, clean_env
@@ -238,6 +238,35 @@ def _document(data: bytes | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return document if isinstance(document, dict) else None
+
+
+def published_only(store: Store, listing: str | None = None, here: frozenset[str] = frozenset()) -> dict[str, Source]:
+    """The newest published record of each run that has ledger refs here (this clone's or a remote's fetched copy)
+    but no ledger file in this work tree (HERE: runs the caller knows have one): a machine published a checkpoint
+    whose commits never reached this branch. (An archived run's refs stay too: the caller tells it apart.)"""
+    tips = ledgerref.tips(store.repo, listing)
+    runs = sorted(run for run in tips if run not in here and run_id_problem(run) is None and not store.exists(run))
+    if not runs:
+        return {}
+    found = collect(store, runs, listing, dict.fromkeys(runs))
+    return {run: best for run in runs if (best := pick(found[run])) is not None and best.kind == "published"}
+
+
+def branch_holding(repo: Repo, run: str, source: Source | dict[str, Any]) -> str | None:
+    """The branch (local, or a remote's) that commits the run's ledger, of the one SOURCE (a record, or its JSON)
+    says the run was last checkpointed on: then the run lives on that branch, not checked out here (`git switch`
+    it); None: no branch here has it (its commits never left the machine that published SOURCE)."""
+    document = source if isinstance(source, dict) else source.document or _document(source.data) or {}
+    point = document.get("checkpoint")
+    branch = point.get("branch") if isinstance(point, dict) else None
+    if not isinstance(branch, str) or not branch or not all(c.isalnum() or c in "._/-" for c in branch):
+        return None
+    refs = repo.git("for-each-ref", "--format=%(refname)", f"refs/heads/{branch}", f"refs/remotes/*/{branch}",
+                    check=False).split()
+    path = ledger_path(validate_run_id(run))
+    found = repo.git("cat-file", "--batch-check", input="".join(f"{ref}:{path}\n" for ref in refs),
+                     check=False).splitlines() if refs else []
+    return branch if any(not line.endswith(" missing") for line in found) else None  # `git switch` takes it
 
 
 def newest_local(store: Store, run: str) -> Source | None:

@@ -31,11 +31,12 @@ TRUE = ("1", "true", "yes", "on")
 def plain_in_files(env: Mapping[str, str], top: str) -> bool:
     """True when the config files settle that git's trailer and comment settings are its defaults, for the work
     tree at TOP; False when they do not (ask git)."""
-    files = _files(env, top)
-    return files is not None and all(_silent(path) for path in files)
+    files = config_files(env, top)
+    return files is not None and all(silent(path) for path in files)
 
 
-def _files(env: Mapping[str, str], top: str) -> list[str] | None:
+def config_files(env: Mapping[str, str], top: str) -> list[str] | None:
+    """The config files `git config` reads for the work tree at TOP; None when they are not settled here."""
     if any(env.get(name) for name in ENV_CONFIG) or not os.path.isdir(os.path.join(top, ".git")):
         return None
     files = [os.path.join(top, ".git", "config"), os.path.join(top, ".git", "config.worktree")]  # (read if enabled)
@@ -66,8 +67,8 @@ def _git(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _silent(path: str) -> bool:
-    """The file is missing, or readable and never mentions WORDS."""
+def silent(path: str, words: tuple[bytes, ...] = WORDS) -> bool:
+    """The file is missing, or readable and never mentions one of WORDS (git/refswap.py asks of its own)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read().lower()
@@ -75,4 +76,4 @@ def _silent(path: str) -> bool:
         return True
     except OSError:
         return False
-    return not any(word in data for word in WORDS)
+    return not any(word in data for word in words)

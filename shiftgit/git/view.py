@@ -13,6 +13,7 @@ import os
 from shiftgit import rawjson
 from shiftgit.errors import GitError, LedgerError, UsageError
 from shiftgit.git import rawgit
+from shiftgit.git.looseread import Loose
 from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
 from shiftgit.git.rawgit import communicate
 from shiftgit.git.rawledger import RUN_ID_PATTERN as RUN_ID_PATTERN  # view.RUN_ID_PATTERN, as before
@@ -178,10 +179,17 @@ def _blob(oid: str) -> str | None:
 # -- objects ----------------------------------------------------------------------------------------
 
 class Objects:
-    """One `git cat-file --batch` for a hook: names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
+    """One `git cat-file --batch` for a hook (or a reader of the loose files that asks one only for what they do not
+    hold: git/looseread.py): names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
 
-    def __init__(self, root: Where, env: Mapping[str, str]) -> None:
-        self.cat = CatFile(root, dict(env))
+    def __init__(self, root: Where, env: Mapping[str, str], cat: CatFile | Loose | None = None) -> None:
+        self.cat = cat if cat is not None else CatFile(root, dict(env))
+
+    def note_staged(self, changes: list[Change]) -> None:
+        """What diff-index says the index changes against HEAD: a Loose reader answers `:path` from it."""
+        if isinstance(self.cat, Loose):
+            unknown = any(c.status[:1] == "U" or (c.new is None and c.status[:1] != "D") for c in changes)
+            self.cat.staged = None if unknown else {c.path: c.new for c in changes}
 
     def __enter__(self) -> Objects:
         return self

@@ -3,12 +3,14 @@
 When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
 known up to the commit's id (git/quicknote.py). So the hook forks as soon as it has read the index, before
 it judges it: the child loads what rendering the note needs (the secret scanner's regular
-expressions, ~10 ms) and starts its two git processes while the parent judges, then waits for the parent's
-verdict on a pipe. A refusal, or any end of the parent without a verdict, sends the child away having written
-nothing. Once the gate passed, the parent answers git at once, and the child does, while git writes the
-commit, what need not hold the commit back (it remembers the ledgers the gate validated and prepares the
-note): the post-commit shim waits for that work, so its slowest part, loading modules and starting
-processes, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
+expressions, ~10 ms, unless the checkpoint rendered it) while the parent judges, then waits for the parent's
+verdict on a pipe. It reads objects with the gate's reader (git/looseread.py: the loose files, and the cat-file
+the gate started if it needed one; started now if a notes tree is partly packed) and moves the notes refs in the
+files (git/refswap.py), else with an `update-ref` it starts now. A refusal, or any end of the parent without a
+verdict, sends the child away having written nothing. Once the gate passed, the parent answers git at once,
+and the child does, while git writes the commit, what need not hold the commit back (it remembers the ledgers
+the gate validated and prepares the note): the post-commit shim waits for that work, so its slowest part,
+loading modules, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
 the pid of the `git commit` they serve and the child's pid and start time (`started`):
 
     wait-<commit pid>-<child>  the child keeps it open for writing: a reader never blocks on opening it,
@@ -35,6 +37,9 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from shiftgit.git.looseread import Loose
+    from shiftgit.git.notestree import CatFile
+
     Prepared = tuple[list[str], str, str]
 
 ENABLED = False  # set by __main__.hook_main: only the shims' post-commit knows how to wake the child
@@ -45,13 +50,14 @@ LONGEST = 3600.0  # seconds a child waits at most
 
 
 def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str],
-          changes: list[tuple[str, str | None, str | None]] | None = None) -> Callable[[], None] | None:
+          changes: list[tuple[str, str | None, str | None]] | None = None,
+          cat: CatFile | Loose | None = None) -> Callable[[], None] | None:
     """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
     `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
     Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
     process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed.
     `changes`: the staged ledger changes; when the checkpoint rendered their note (git/prenote.py), the child
-    loads nothing to render one."""
+    loads nothing to render one. `cat`: the gate's cat-file, handed over to the child (no second one to start)."""
     if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
         return None
     commit_pid = os.getppid()  # the shim exec'd Python: its parent is the `git commit`
@@ -78,9 +84,11 @@ def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str
     if pid:
         for fd in fds[:3]:
             os.close(fd)
+        if cat is not None:
+            cat.hand_over()
         return lambda: _pass(fds[3])
     os.close(fds[3])
-    _child(commit_pid, gitdir, folder, fds[:3], work, changes or [])
+    _child(commit_pid, gitdir, folder, fds[:3], work, changes or [], cat)
     raise AssertionError("unreachable")  # pragma: no cover - _child never returns
 
 
@@ -117,7 +125,7 @@ def _clear(folder: str, commit_pid: int) -> None:
 
 
 def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Callable[[], Prepared | None],
-           changes: list[tuple[str, str | None, str | None]]) -> None:
+           changes: list[tuple[str, str | None, str | None]], gate_cat: CatFile | Loose | None) -> None:
     """Detach from git's streams and session, load what `work` needs, wait for the gate's verdict, do `work`, wait
     for the shim, answer it; never returns."""
     answer_fd, go_fd, verdict_fd = fds
@@ -135,8 +143,11 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
             from shiftgit.git import handoff  # noqa: F401  what rendering the note loads, with the secret
             from shiftgit.ledger import secrets  # noqa: F401  scanner's regular expressions (~7 ms)
 
-        cat = quicknote.cat_file(os.environ)  # started now, while the gate judges and git writes the commit: two
-        refs = quicknote.ref_updates(os.environ)  # processes less to wait for (both end at our end: no input)
+        # the gate's cat-file, else one started now, while the gate judges and git writes the commit; and the
+        # notes refs moved in the files (git/refswap.py), else by an update-ref started now (both end at our end)
+        cat = gate_cat or quicknote.cat_file(os.environ)
+        _warm(cat)
+        refs = None if quicknote.refs_in_files(os.environ) else quicknote.ref_updates(os.environ)
         if os.read(verdict_fd, 1) != b"y":  # end of file: the gate refused, or its process failed
             return
         prepared = work()
@@ -155,6 +166,20 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
         _remove(wait)
         _remove(go)
         os._exit(code)  # the parent's buffers and exit handlers are not the child's
+
+
+def _warm(cat: object) -> None:
+    """A reader of the loose files (git/looseread.py) starts its cat-file now, while git makes the commit, when a notes
+    tree has subtrees that are not loose (packed): the one the note goes into is read once the commit is made."""
+    from shiftgit.git.looseread import Loose
+    from shiftgit.git.quicknote import DATA_REF, NOTES_REF
+    from shiftgit.git.rawgit import TREE, parse_tree
+
+    if isinstance(cat, Loose):
+        trees = [t for t in cat.get([f"{NOTES_REF}^{{tree}}", f"{DATA_REF}^{{tree}}"]) if t is not None]
+        entries = [entry for t in trees for entry in parse_tree(t[2], len(t[0])).values()]
+        if any(mode == TREE and not cat.is_loose(oid) for mode, oid in entries):
+            cat.cat  # noqa: B018  # started
 
 
 def _woken(commit_pid: int, go_fd: int) -> bool:

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 INDEX, RECORD = "worktree.index", "worktree.tree"
 ADD = ["add", "-A", "-v", "--", ":/", ":(top,exclude).shift"]
-OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"]
-# Repo.open's question, repo.OPEN_ARGS (written out: importing repo would delay the start; a test compares them)
+OPEN = rawgit.OPEN  # Repo.open's question, repo.OPEN_ARGS (written out: importing repo would delay the start; a test
+# compares them); in rawgit, so an agent hook's save path, which asks only that, does not load this module
 REBUILD_NAMES = (b".gitignore", b".gitattributes")
 UNFOLLOWED = ("include", "excludesfile", "attributesfile")  # config that points the build at other files
 DROPPED = ("GIT_INDEX_FILE",)  # repo.HOOK_VARS: the environment clean_env gives git

@@ -19,7 +19,7 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["argv_secret"]
+__all__ = ["argv_secret", "argv_secrets"]
 
 # Options named for a secret take it as their value; only the END of the name counts (`--secret-file P` names a
 # file). Passwords are secrets whatever they hold (a PIN is one); a token or key that is a plain number is a count
@@ -73,6 +73,21 @@ def argv_secret(argv: Sequence[str]) -> str | None:
     found = find_secrets(joined)
     if found:
         return f"argv[{joined.count(chr(0), 0, found[0].start)}], {found[0].rule}"
+    return _placed(argv)
+
+
+def argv_secrets(argvs: Sequence[Sequence[str]]) -> list[str | None]:
+    """`argv_secret` of each command line, their texts scanned as one (a ledger records hundreds)."""
+    from shiftgit.ledger.secrets import SEPARATOR_TEXT
+
+    texts = ["\0".join(argv) for argv in argvs]
+    if find_secrets(SEPARATOR_TEXT.join(texts)):  # no rule matches across the separator: which one, said alone
+        return [argv_secret(argv) for argv in argvs]
+    return [_placed(argv) for argv in argvs]
+
+
+def _placed(argv: Sequence[str]) -> str | None:
+    """`argv_secret`'s finding by a word's place alone."""
     said = _scan(argv, 0)
     if said is None:
         return None

@@ -202,7 +202,21 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
             problems = schema_errors({**_flat(parts), **{n: fresh.get(n, []) for n in arrays if n in parts}}, schema)
         if problems or base is None:  # every problem, with the real paths
             problems = schema_errors({name: part.json for name, part in parts.items()}, schema)
-    return Written(canonical(parts), None if differs else written, parts), problems
+    out = Written(canonical(parts), None if differs else written, parts)
+    # A command a person wrote into the ledger giving a secret (commandsecrets.py): bytes shiftgit does not vouch
+    # for (validated.WRITTEN), so the commit gate judges them and the next write is a whole one, judging all again
+    out.written = not _command_secret(parts, base)
+    return out, problems
+
+
+def _command_secret(parts: dict[str, Part], base: Written | None) -> bool:
+    """Whether a command the written document records gives a secret, judging only what is not BASE's: a spliced
+    write's base was judged when it was written, so a write costs the records it adds, not the ledger's size."""
+    from shiftgit.ledger.commandsecrets import command_secret
+
+    old = {id(item) for part in (base.parts or {}).values() for item in part.items or ()} if base is not None else set()
+    return command_secret({name: [item.json for item in part.items if id(item) not in old] if part.items else part.json
+                           for name, part in parts.items()}) is not None
 
 
 def _same(records: tuple[object, ...], items: list[Item]) -> int:

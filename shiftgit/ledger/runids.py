@@ -6,6 +6,12 @@ from shiftgit import textsafe
 from shiftgit.errors import UsageError
 from shiftgit.ledger.canonical import is_ref_name, is_run_id
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from shiftgit.repo import Repo
+
 
 class _RunIds:
     """`re.compile(RUN_ID_PATTERN)` as its callers use it (`RUN_ID.match(name)`), without re (canonical.is_run_id):
@@ -59,3 +65,15 @@ def skipped_lines(top: str, rel_top: str) -> list[str]:
     return [f"skipped {textsafe.quote(f'{rel_top}/{name}', 120)}: not a run name ({problem}); rename the directory "
             "to a run id (e.g. `git mv` it to fix-login), then run the command again"
             for name, problem in bad_run_dirs(top)]
+
+
+def unknown_run(repo: Repo, run: str, run_ids: Callable[[], list[str]]) -> str:
+    """The error for a run with no ledger here. Another clone may have published it (its commits never reached
+    this branch; `sync` fetched the record): then resume it, never start a second run under its name."""
+    refs = repo.git("for-each-ref", "--count=1", "--format=%(refname)", f"refs/shift/ledgers/{run}",
+                    f"refs/shift-remote/*/shift/ledgers/{run}", check=False).strip()
+    if refs:
+        return (f"run {run!r} has no ledger in this work tree, but {refs} holds a published record of it: "
+                f"`shiftgit resume {run}` says where the run is and what to do")
+    known = ", ".join(run_ids()) or "none yet"
+    return f"unknown run {run!r} (runs here: {known}); start one with `shiftgit start {run} --goal ... --stop-when ...`"

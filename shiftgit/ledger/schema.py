@@ -83,7 +83,11 @@ def parse_ledger(text: str | bytes, where: str) -> Ledger:
     if problems:
         raise LedgerError(f"{where}: invalid ledger: {summary(problems)} — fix it (`shiftgit validate` lists every "
                           f"problem), or restore it with `git checkout -- {where}`")
-    return Ledger.from_dict(document)
+    try:
+        return Ledger.from_dict(document)
+    except (TypeError, ValueError, KeyError) as exc:  # what the schema allows and a record cannot hold (a hand-made
+        raise LedgerError(f"{where}: invalid ledger: {summary([str(exc)])} — fix it, or restore it with "  # ledger)
+                          f"`git checkout -- {where}`") from None
 
 
 SHOWN_PROBLEMS = 3

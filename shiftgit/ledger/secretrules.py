@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import codecs
 import functools
-import math
 import re
+import sys
 from collections.abc import Callable
+from itertools import compress
 
 
 @functools.cache
@@ -83,13 +84,19 @@ def _is_opaque(value: str, loose: bool) -> bool:
 
 
 class _Token:
-    """A secret with its own format, starting with a literal (the hint); `v` names a narrower span."""
+    """A secret with its own format, starting with a literal (the hint); `v` names a narrower span. `hints`: the
+    literals one of which every match starts with (none: the hint alone), checked before the pattern compiles:
+    `A` alone is in most English text, `AKIA` in none (an agent hook's save compiled four rules for nothing)."""
 
-    __slots__ = ("name", "hint", "pattern", "check", "bounded")
+    __slots__ = ("name", "hint", "hints", "pattern", "check", "bounded", "direct", "possible")
 
     def __init__(self, name: str, hint: str, pattern: str, check: Callable[[str], bool] | None = None,
-                 bounded: bool = True) -> None:
+                 bounded: bool = True, hints: tuple[str, ...] = (),
+                 possible: Callable[[str], bool] | None = None) -> None:
         self.name, self.hint, self.pattern, self.check, self.bounded = name, hint, pattern, check, bounded
+        self.possible = possible  # False only where the pattern cannot match: no pattern compiled for the text
+        self.hints = hints  # looked for only where the hint is (cheaper), but for two long ones (`direct`)
+        self.direct = len(hint) > 1 and 0 < len(hints) <= 2 and min(map(len, hints)) >= 2 * len(hint)
 
 
 class ContextRule:
@@ -102,21 +109,44 @@ class ContextRule:
         self.name, self.keys, self.value, self.check = name, keys, value, check
 
 
+_AUTHORITY_ENDS = frozenset(" \t\n\r\f\v\x00/?#\"'<>[]\\")  # (url-credentials excludes each, and more)
+
+
+def _userinfo_possible(text: str) -> bool:
+    """Some `://` is followed, before one of _AUTHORITY_ENDS and within the pattern's reach, by a `:` and then a
+    `@`: all url-credentials can match (most URLs have neither, and their text then needs no regular expression)."""
+    start = text.find("://")
+    while start >= 0:
+        colon = False
+        for char in text[start + 3:start + 3 + 64 + 1 + 128 + 1]:
+            if char in _AUTHORITY_ENDS:
+                break
+            if char == ":":
+                colon = True
+            elif char == "@" and colon:
+                return True
+        start = text.find("://", start + 3)
+    return False
+
+
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _END = r"(?![A-Za-z0-9_-])"
 
 TOKENS = (
     _Token("private-key", "-----BEGIN", r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----[^\x00]*?"
            r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?=\x00)|\Z)", bounded=False),
-    _Token("github-token", "gh", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END),
+    _Token("github-token", "gh", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END,
+           hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     _Token("github-token", "github_pat_", r"github_pat_[A-Za-z0-9_]{40,251}" + _END),
-    _Token("gitlab-token", "gl", r"gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,64}" + _END),
-    _Token("aws-access-key", "A", r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),  # not AIDA/AROA: ids
+    _Token("gitlab-token", "gl", r"gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,64}" + _END,
+           hints=("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-")),
+    _Token("aws-access-key", "A", r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])",  # not AIDA/AROA: ids
+           hints=("AKIA", "ASIA", "ABIA", "ACCA")),
     _Token("slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/"
            r"(?P<v>[A-Za-z0-9_/+-]{20,})", bounded=False),
-    _Token("slack-token", "x", r"x(?:ox[abposre]|app-\d)-[A-Za-z0-9-]{10,250}" + _END),
-    _Token("stripe-key", "sk_", r"sk_(?:live|test)_[A-Za-z0-9]{10,247}" + _END),
-    _Token("stripe-key", "rk_", r"rk_(?:live|test)_[A-Za-z0-9]{10,247}" + _END),
+    _Token("slack-token", "x", r"x(?:ox[abposre]|app-\d)-[A-Za-z0-9-]{10,250}" + _END, hints=("xox", "xapp-")),
+    _Token("stripe-key", "sk_", r"sk_(?:live|test)_[A-Za-z0-9]{10,247}" + _END, hints=("sk_live_", "sk_test_")),
+    _Token("stripe-key", "rk_", r"rk_(?:live|test)_[A-Za-z0-9]{10,247}" + _END, hints=("rk_live_", "rk_test_")),
     _Token("stripe-key", "whsec_", r"whsec_[A-Za-z0-9]{24,247}" + _END),
     _Token("anthropic-key", "sk-ant-", r"sk-ant-[A-Za-z0-9_-]{20,250}" + _END),
     _Token("openai-key", "sk-", r"sk-(?!ant-)(?P<body>(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,250}"
@@ -128,15 +158,52 @@ TOKENS = (
     _Token("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END),
     _Token("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
     _Token("url-credentials", "://", r"://[^\s\x00:/?#@\"'<>\[\]\\]{0,64}:"
-           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_real, bounded=False),
+           r"(?P<v>[^\s\x00/?#@\"'<>\[\]\\]{1,128})@(?=[A-Za-z0-9])", _is_real, bounded=False,
+           possible=_userinfo_possible),
 )
 
 _OP = r"\\?[\"']?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)"
 KEY_OWNERS = tuple(word + sep for word in ("api", "access", "secret", "private", "signing", "encryption")
                     for sep in ("", "_", "-"))  # `key` alone is too common: an effect's idempotency key
 SECRET_KEY = r"(?i).*(?:passw(?:or)?d|passphrase|secret|token|auth|credentials?|(?:" + "|".join(KEY_OWNERS) + ")key)"
+_SECRET_KEY_ENDS = ("passwd", "password", "passphrase", "secret", "token", "auth", "credential", "credentials",
+                    *(owner + "key" for owner in KEY_OWNERS))  # what SECRET_KEY's alternatives spell
+
+
+def names_secret(key: str) -> bool:
+    """Whether SECRET_KEY matches the whole `key`: an ASCII key is judged without the pattern (`.*` stops at a line
+    end; the case-blind match of ASCII letters is `lower`), any other by it (`ſ` matches `s` case-blind)."""
+    if key.isascii():
+        return "\n" not in key and key.lower().endswith(_SECRET_KEY_ENDS)
+    return compiled(SECRET_KEY).fullmatch(key) is not None
 _ASSIGNED = (r"\\?(?P<q>[\"'])(?P<v>[^\"'\s\x00\\]{6,256})\\?(?P=q)"
              r"|(?P<u>[^\s\x00\"'`,;&()\[\]{}<>\\]{6,256})(?![^\s\x00\"'`,;&\\])")
+
+# The keys whose pattern is the hint, one of these endings, then _OP (or authorization's `[:=]`): a key is looked for
+# with its pattern only where one of them is followed by what _OP starts with (`op_follows`).
+OP_KEYS = {"passw": ("d", "ord"), "passphrase": ("",), "secret": ("",), "token": ("",), "auth": ("",),
+           "credential": ("", "s"), "key": ("",), "authorization": ("",)}
+
+
+def op_follows(lower: str, hint: str) -> bool:
+    """Some HINT in LOWER, with one of its OP_KEYS endings, is followed by an optional backslash and quote, spaces or
+    tabs, then `:` or `=`: all its key pattern can match (`tokens`, `secret of`, `keyboard` need no pattern)."""
+    start = lower.find(hint)
+    while start >= 0:
+        after = start + len(hint)
+        for ending in OP_KEYS[hint]:
+            at = after + len(ending)
+            if not lower.startswith(ending, after):
+                continue
+            at += lower[at:at + 1] == "\\"
+            at += lower[at:at + 1] in ("\"", "'")
+            while lower[at:at + 1] in (" ", "\t"):
+                at += 1
+            if lower[at:at + 1] in (":", "="):
+                return True
+        start = lower.find(hint, start + 1)
+    return False
+
 
 CONTEXTS = (
     ContextRule("aws-secret-key", (("aws", r"aws[\w.-]{0,30}?(?:secret|private)[\w.-]{0,30}?" + _OP
@@ -148,7 +215,8 @@ CONTEXTS = (
              r"(?P<v>[A-Za-z0-9._~+/-]{16,}=*)", _is_opaque),
     ContextRule("cli-credentials", (("-u", r"-u(?:ser)?[ =\x00]+[\"']?[^\s\x00:@/\"']{1,64}:"),),
              r"(?P<v>[^\s\x00\"'@]{1,128})", _is_loose_secret),
-    ContextRule("secret-assignment", (("pass", r"pass(?:w(?:or)?d|phrase)" + _OP), ("secret", "secret" + _OP),
+    ContextRule("secret-assignment", (("passw", r"passw(?:or)?d" + _OP), ("passphrase", "passphrase" + _OP),
+                                   ("secret", "secret" + _OP),
                                    ("token", "token" + _OP), ("auth", "auth" + _OP),
                                    ("credential", r"credentials?" + _OP), ("key", "key" + _OP)),
              _ASSIGNED, is_assigned),
@@ -166,6 +234,7 @@ _ENTROPY_CAP = 4.5
 _BASE64ISH = "+/_-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _RUN_CHARS = {code: code if chr(code) in _BASE64ISH else 32 for code in range(128)}  # the rest: spaces
 _RUN = f" [^ ]{{{_MIN_RANDOM_LENGTH},}}"  # in translated text, after a space: a run starts there
+_SPLIT_MAX = 256 * 1024  # texts up to this size are split into runs first (above, the pattern's scan is faster)
 _SEPARATOR = r"[/_-]"
 _PIECE = f"[A-Za-z0-9+]{{{_MIN_RANDOM_LENGTH},}}"
 _NOT_RANDOM = r"(?:0x)?[0-9a-fA-F-]+|sha\d+-.*"  # hex ids, digests, UUIDs; subresource integrity hashes
@@ -175,13 +244,15 @@ _SUBWORD = r"[A-Z][a-z]+|[a-z]+|[A-Z]+(?![a-z])|[0-9]+"
 
 def _entropy(value: str) -> float:
     """Shannon entropy in bits per character."""
+    from math import log2  # math loads only for a text with a random-looking run
+
     n = len(value)
-    return -sum(k / n * math.log2(k / n) for k in (value.count(ch) for ch in set(value)))
+    return -sum(k / n * log2(k / n) for k in (value.count(ch) for ch in set(value)))
 
 
 def _mean_subword(value: str) -> float:
     parts = compiled(_SUBWORD).findall(value)
-    return sum(map(len, parts)) / len(parts) if parts else math.inf
+    return sum(map(len, parts)) / len(parts) if parts else float("inf")
 
 
 def _looks_random(value: str) -> bool:
@@ -191,7 +262,9 @@ def _looks_random(value: str) -> bool:
         return False
     if _mean_subword(value) >= _MAX_MEAN_SUBWORD:
         return False
-    return _entropy(value) >= min(_ENTROPY_FACTOR * math.log2(n), _ENTROPY_CAP)
+    from math import log2
+
+    return _entropy(value) >= min(_ENTROPY_FACTOR * log2(n), _ENTROPY_CAP)
 
 
 def _is_structured(run: str) -> bool:
@@ -209,10 +282,27 @@ def _random_in_run(run: str) -> list[tuple[int, int]]:
     return [(0, len(run))] if _looks_random(run) else []
 
 
+def _judged_run(translated: str) -> bool:
+    """Whether `translated` (base64-ish characters and spaces) holds a run of _MIN_RANDOM_LENGTH or more characters
+    with both cases or none (what `random_spans` judges), the runs sifted by length in C (~0.1 ms for 24 KB of
+    text: a Python loop over every word cost more than loading re). True, to let the pattern judge, where re is
+    loaded already (its scan is faster)."""
+    if type(sys.modules.get("re")) is type(sys):  # not the agent hook's stand-in (shiftgit/__main__.py)
+        return True
+    runs = translated.split()
+    if max(map(len, runs), default=0) < _MIN_RANDOM_LENGTH:
+        return False
+    long_runs = compress(runs, map(_MIN_RANDOM_LENGTH.__le__, map(len, runs)))
+    return any(not (run.islower() or run.isupper()) for run in long_runs)
+
+
 def random_spans(text: str) -> list[tuple[int, int]]:
     """Random-looking runs in `text` (folded to ASCII), with their `=` padding."""
-    spans = []
-    runs = compiled(_RUN).finditer(" " + text.translate(_RUN_CHARS))
+    spans: list[tuple[int, int]] = []
+    translated = " " + text.translate(_RUN_CHARS)
+    if len(text) <= _SPLIT_MAX and not _judged_run(translated):
+        return spans  # no run the pattern below would judge: no regular expression to compile (an agent hook's save)
+    runs = compiled(_RUN).finditer(translated)
     for run in [run for run in runs if not (run.group().islower() or run.group().isupper())]:
         # ^ nothing random lacks a case: the fast path for hex, paths and names
         offset = run.start()  # the leading space stands before the text: offsets shift by one

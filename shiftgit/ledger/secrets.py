@@ -19,13 +19,15 @@ from collections.abc import Iterator
 from shiftgit.ledger.secretrules import (
     CONTEXTS,
     KEY_OWNERS,
-    SECRET_KEY,
+    OP_KEYS,
     TOKEN_CHARS,
     TOKENS,
     ContextRule,
     ascii_folded,
     compiled,
     is_assigned,
+    names_secret,
+    op_follows,
     random_spans,
 )
 
@@ -60,7 +62,12 @@ def _token_candidates(text: str) -> list[_Candidate]:
     """Matches of the token rules; `text` is folded to ASCII (only ASCII characters make a token)."""
     found = []
     for index, rule in enumerate(TOKENS):
-        if rule.hint not in text:
+        if rule.direct:  # two long literals are found faster than their short common start (`sk_`)
+            if not any(hint in text for hint in rule.hints):
+                continue
+        elif rule.hint not in text or (rule.hints and not any(hint in text for hint in rule.hints)):
+            continue
+        if rule.possible is not None and not rule.possible(text):
             continue
         pattern = compiled(rule.pattern)
         secret = "v" if "v" in pattern.groupindex else 0  # the span to redact
@@ -77,7 +84,7 @@ def _key_ends(rule: ContextRule, lower: str) -> list[tuple[int, bool]]:
     """Where a value may start after one of the rule's keys, and whether the key was loose (`: `, ` = `)."""
     ends = []
     for hint, key in rule.keys:
-        if hint not in lower:
+        if hint not in lower or (hint in OP_KEYS and not op_follows(lower, hint)):
             continue
         for match in compiled(key).finditer(lower):
             if hint == "key" and not lower.endswith(KEY_OWNERS, 0, match.start()):
@@ -242,5 +249,5 @@ def _names_secret(key: object) -> bool:
     if known is None:
         if len(_KEY_VERDICTS) > 4096:
             _KEY_VERDICTS.clear()
-        known = _KEY_VERDICTS[key] = compiled(SECRET_KEY).fullmatch(key) is not None
+        known = _KEY_VERDICTS[key] = names_secret(key)
     return known

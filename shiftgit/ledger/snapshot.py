@@ -57,7 +57,7 @@ def keep(git_dir: Any, run: str, written: Written) -> None:
 
     key = (str(git_dir), run)
     part = (written.parts or {}).get(FIELD)
-    if len(written.data) < MIN or written.ledger is None or part is None or not part.items:
+    if len(written.data) < MIN or written.ledger is None or written.written is False or part is None or not part.items:
         _PENDING.pop(key, None)
         return
     read = _READ.get(key)

@@ -1,14 +1,13 @@
 """The `.shift/` store: atomic reads and writes, per-run locks, the active-run pointer.
 
-A write is durable or nothing changes: every byte is written (a short write is retried, then
-fails), the temp file is checked (its size, and for JSON a parse of what is on disk) and fsynced
-before it replaces the old file. A full disk, a file size limit, a read-only file system or a
-refused permission end in one StorageError line, the old file intact. `.shift/` and every path
-shiftgit uses under it must be real directories and files inside the work tree: a symbolic link
-there (a hostile clone can commit one) is refused before anything is read or written.
+A write is durable or nothing changes: every byte is written (a short write is retried, then fails), the temp
+file is checked (its size, and for JSON a parse of what is on disk) and fsynced before it replaces the old file.
+A full disk, a file size limit, a read-only file system or a refused permission end in one StorageError line, the
+old file intact. `.shift/` and every path shiftgit uses under it must be real directories and files inside the
+work tree: a symbolic link there (a hostile clone can commit one) is refused before anything is read or written.
 
-The data model and the schema are imported where they are used, not here: an agent hook that only
-needs a ledger's JSON (`document`) never builds the model's classes, and bytes shiftgit already
+The data model, the schema and the model's writing and reading helpers are imported where they are used, not
+here: an agent hook that only needs a ledger's JSON (`document`) never loads them, and bytes shiftgit already
 validated (`validated`) are never schema-checked again.
 """
 
@@ -22,11 +21,10 @@ from pathlib import Path
 from shiftgit import rawjson, textsafe
 from shiftgit.digests import BIG
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
-from shiftgit.ledger import incremental, validated
+from shiftgit.ledger import validated
 from shiftgit.ledger.activerun import ActivePointer
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import RunLock, remove_stale_temps, storage_error, write_atomic
-from shiftgit.ledger.reading import GcPaused, read_ledgers
 from shiftgit.ledger.runids import RUN_ID as _RUN_ID
 from shiftgit.ledger.runids import run_id_problem, validate_run_id
 from shiftgit.repo import SHIFT_DIR, Repo
@@ -35,6 +33,7 @@ __all__ = ["Store", "run_id_problem", "storage_error", "validate_run_id", "write
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any  # noqa: I001 (one block: this module is at the size guideline)
+    from shiftgit.ledger import incremental  # (and reading: imported where used; an agent hook reads JSON only)
     from shiftgit.ledger.model import Ledger
 
 CONFIG_VERSION = 1
@@ -93,6 +92,7 @@ class Store(ActivePointer):
     def ledger_files(self, runs: list[str] | None = None) -> dict[str, bytes | None]:
         """The bytes of each run's ledger file in the work tree (None: it has none; RUNS None: every run `run_ids`
         lists, one directory listing), each path refused as `inside` refuses it (`.shift/`, `runs/` asked once)."""
+        from shiftgit.ledger.reading import read_ledgers
         top = self._inside(("runs",))
         if runs is None and not os.path.isdir(top):
             return {}
@@ -163,8 +163,9 @@ class Store(ActivePointer):
         The same bytes read again in this process (`effect run` reads and writes three times) give the
         same immutable model without parsing them again.
         """
+        from shiftgit.ledger import incremental
         from shiftgit.ledger.model import Ledger
-
+        from shiftgit.ledger.reading import GcPaused
         data = self._bytes(run)
         seen = self._seen.get(run)
         if seen is not None and seen.data == data and seen.ledger is not None:
@@ -178,7 +179,7 @@ class Store(ActivePointer):
             ledger = self._checked(run, data) if document is None else Ledger.from_dict(document)
         if document is None:
             return ledger
-        written = True if seen is not None and seen.data == data else None  # None: asked when a write needs it
+        written = seen.written if seen is not None and seen.data == data else None  # None: asked at the next write
         self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
 
@@ -205,9 +206,8 @@ class Store(ActivePointer):
             archived = self.archived_bytes(run)
             if archived is not None:
                 return archived
-            known = ", ".join(self.run_ids()) or "none yet"
-            raise UsageError(f"unknown run {run!r} (runs here: {known}); start one with "
-                             f"`shiftgit start {run} --goal ... --stop-when ...`") from None
+            from shiftgit.ledger.runids import unknown_run
+            raise UsageError(unknown_run(self.repo, run, self.run_ids)) from None
 
     def archived_bytes(self, run: str) -> bytes | None:
         """The run's final ledger as `refs/shift/archive` keeps it (the run was finished or archived), or None."""
@@ -263,8 +263,8 @@ class Store(ActivePointer):
         `interim`: bytes this process replaces next, at once (`effect run`'s `planned`): durable all the same, but
         not listed as validated (hashing 1 MiB); a reader that finds them (the process died) checks them whole.
         """
-        # Against what shiftgit wrote, only what the change touched is redacted, checked and serialized again.
-        base = self._seen.get(ledger.run)
+        from shiftgit.ledger import incremental  # against what shiftgit wrote, only what the change touched is
+        base = self._seen.get(ledger.run)  # redacted, checked and serialized again
         if base is not None and base.written is None:
             base.written = validated.is_written(self.repo.git_dir, base.data)
         spliced = base is not None and bool(base.written)
@@ -277,15 +277,15 @@ class Store(ActivePointer):
         data = written.data
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
-        if len(data) >= SNAPSHOT_MIN or "shiftgit.ledger.snapshot" in sys.modules:  # a small one leaves none
-            from shiftgit.ledger import snapshot
+        if len(data) >= SNAPSHOT_MIN or "shiftgit.ledger.snapshot" in sys.modules:
+            from shiftgit.ledger import snapshot  # a small ledger leaves none
 
             snapshot.keep(self.repo.git_dir, ledger.run, written)  # the last write's records, left at exit
         if interim:
             return
-        try:  # the gate skips re-validating (and, clean, re-scanning) these bytes
-            validated.record(self.repo.git_dir, [data], written=True, sha1_only=self.repo.object_format == "sha1",
-                             clean=validated.scanned_clean(data))
+        try:  # the gate skips re-validating (and, clean, re-scanning) these bytes; not written: incremental.render
+            validated.record(self.repo.git_dir, [data], written=bool(written.written), clean=bool(written.written)
+                             and validated.scanned_clean(data), sha1_only=self.repo.object_format == "sha1")
         except OSError:  # noqa: S110
             pass
 
@@ -327,7 +327,7 @@ class Store(ActivePointer):
         Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`, `interim`: `write`.
         """
         from shiftgit.ledger.budgets import accrue
-
+        from shiftgit.ledger.reading import GcPaused
         with self.lock(run), GcPaused():  # the read, the change and the write build and drop many objects
             self._writable(run)
             before = self.read(run)

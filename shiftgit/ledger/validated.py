@@ -7,7 +7,8 @@ known good. Their blob ids (the id `git add` will give them, sha1 and sha256) ar
 import) only on bytes whose blob is not listed. The file is private to the worktree, never committed,
 and bounded: past MAX_BYTES it keeps the newest KEEP lines. A lost line (a concurrent trim) only costs
 one more validation later. A line for bytes shiftgit wrote itself (so redacted: a write skips redacting
-again what it kept, `incremental.py`) carries a third token; a line for bytes whose whole text was scanned for
+again what it kept, `incremental.py`; and no recorded command gives a secret, `commandsecrets.py`) carries a third
+token; a line for bytes whose whole text was scanned for
 secrets and found clean (`secrets.find_secrets_in_json`: a write of a small ledger, a commit gate that passed)
 carries one more, so the gate need not scan (nor load the regular expressions) again.
 """
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
 NAME = "validated"
 MAX_BYTES = 512 * 1024  # room for every ledger of a few thousand runs: `status` must not evict what it checks
 KEEP = 2048
-WRITTEN = "written:"  # a third token on a line shiftgit wrote (never equal to a blob id)
-SECRET_RULES = "1"  # the secret rules' version (ledger/secrets.py, secretrules.py): bump it when they find more.
+WRITTEN = "written-r2:"  # a third token on a line shiftgit wrote (never equal to a blob id). r2: and whose recorded
+# commands it judged free of secrets (ledger/commandsecrets.py); bytes an older shiftgit wrote are written again whole
+SECRET_RULES = "2"  # the secret rules' version (ledger/secrets.py, secretrules.py): bump it when they find more.
+# 2: the secrets a ledger's recorded commands give as words of their own (ledger/commandsecrets.py).
 # A mark of bytes scanned clean (here, and git/secretscan's cache of blobs) names the version that scanned them,
 # so an upgrade that adds a rule never lets bytes an older version passed skip the new scan.
 CLEAN = f"clean-r{SECRET_RULES}:"  # a token on a line of bytes scanned whole and found free of secrets
@@ -197,13 +200,17 @@ def known_of(git_dir: str | Path, ids: Iterable[str]) -> frozenset[str]:
     return frozenset(oid for oid in ids if _has_token(data, oid.encode("ascii", "replace")))
 
 
-def marks_of(git_dir: str | Path, blobs: Mapping[str, bytes | None]) -> tuple[frozenset[str], frozenset[str]]:
-    """Which of these blob ids (with their bytes) are recorded as schema-checked, and which as scanned clean
-    (`clean_token`): the commit gate's question, one read of the file."""
+def marks_of(git_dir: str | Path,
+             blobs: Mapping[str, bytes | None]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """Which of these blob ids (with their bytes) are recorded as schema-checked, which as scanned clean
+    (`clean_token`), and which as written by shiftgit (`WRITTEN`: its commands judged): the commit gate's question,
+    one read of the file."""
     tokens = {clean_token(data): oid for oid, data in blobs.items() if data is not None}
-    known = known_of(git_dir, [*blobs, *tokens])
+    wrote = {WRITTEN + blob_id(data): oid for oid, data in blobs.items() if data is not None}
+    known = known_of(git_dir, [*blobs, *tokens, *wrote])
     clean = frozenset(oid for token, oid in tokens.items() if token in known)
-    return frozenset(oid for oid in blobs if oid in known), clean
+    written = frozenset(oid for token, oid in wrote.items() if token in known)
+    return frozenset(oid for oid in blobs if oid in known), clean, written
 
 
 def _has_token(data: bytes, token: bytes) -> bool:

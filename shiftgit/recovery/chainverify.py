@@ -12,10 +12,10 @@ ledger-ref and snapshot commits have their signatures checked by git (`%G?`): a 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from shiftgit import rawjson
 from shiftgit.git import handoff
 from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs
 from shiftgit.git.notestree import CatFile
@@ -286,7 +286,7 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 def _json(data: bytes) -> dict[str, Any] | None:
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

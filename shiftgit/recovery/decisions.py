@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shiftgit import textsafe
+from shiftgit.git import record
 from shiftgit.ledger.model import Checkpoint, Ledger
-from shiftgit.repo import FileEntry
+from shiftgit.repo import FileEntry, Repo
 
 ENDED = ("completed", "blocked", "abandoned")
 OLD_NAMES = {"failed_after_retry_budget": "failed_after_retries", "cancelled": "user_paused",
@@ -121,3 +122,33 @@ def location_reasons(ledger: Ledger, here: Mapping[str, str | None]) -> tuple[li
         notes.append(f"on another branch: the run was started on {textsafe.quote(contract.branch)}, "
                      f"this is {textsafe.quote(str(here['branch']))}")
     return escalate, notes
+
+
+def head_reasons(repo: Repo, state: record.HeadState, point: Checkpoint) -> list[str]:
+    """Why HEAD is not where the checkpoint left it (none when it is): behind it, rewritten, or moved on."""
+    if state.matches:
+        return []
+    base, head = state.base, state.head
+    fork = repo.git("merge-base", base, head, check=False).strip() if base and head else None
+    if base and fork is not None and fork != base:
+        if fork and fork == head:  # the base builds on HEAD: its commits came (with a snapshot) on no branch
+            from shiftgit.recovery.elsewhere import bring
+
+            untracked = (repo.root / ".shift/config.json").exists() and not repo.git(
+                "ls-files", "--", ".shift/config.json", check=False).strip()
+            aside = (" (first move aside the untracked .shift/ that `shiftgit init` wrote here: `mv .shift "
+                     ".shift.mine`; git refuses to overwrite it)") if untracked else ""
+            return [f"HEAD is behind: checkpoint #{point.seq} was made on {base[:12]}, which builds on HEAD; its "
+                    "commits are on no branch here (they came with the published record): "
+                    f"{bring(repo, base, point.branch)}{aside}"]
+        if not fork and not record.has_object(repo, base, "commit"):
+            return [f"HEAD moved: checkpoint #{point.seq}'s base {base[:12]} is not in this clone (its commits "
+                    "were never pushed or fetched here): fetch them, or adopt the checkpoint's files"]
+        return [f"HEAD moved: checkpoint #{point.seq}'s base {base[:12]} is no longer in HEAD's history (a "
+                "rebase, amend or reset rewrote it); the run's changes may be in HEAD as new commits: compare them"]
+    described = record.describe_commits(repo, state.commits, limit=3)
+    example = "; ".join(f"{c['commit'][:12]} by {textsafe.quote(c['author'])}: {textsafe.quote(c['subject'])}"
+                        for c in described)
+    return [f"HEAD moved: {str(state.head)[:12]} is neither checkpoint #{point.seq}'s base "
+            f"{str(state.base)[:12]} nor a commit carrying it ({len(state.commits)} commit(s) since"
+            + (f", e.g. {example}" if example else "") + "); someone committed without a handoff"]

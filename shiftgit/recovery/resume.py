@@ -12,14 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shiftgit import textsafe
-from shiftgit.errors import LedgerError
 from shiftgit.git import headview, record, sources
 from shiftgit.ledger.checkstates import check_states
 from shiftgit.ledger.checkstates import failing as failing_states
-from shiftgit.ledger.discovery import Pick, discover
 from shiftgit.ledger.model import Checkpoint, Effect, Ledger
 from shiftgit.ledger.store import Store
-from shiftgit.recovery import decisions, plans, takeover
+from shiftgit.recovery import decisions, elsewhere, plans, takeover
 from shiftgit.recovery.briefing import build_briefing
 from shiftgit.repo import FileEntry, Repo, TreeBuild
 from shiftgit.runs.contract import activate, location
@@ -41,12 +39,12 @@ def resume(store: Store, run: str | None, run_checks: bool, *, adopt: bool = Fal
     epoch here, with `take_over`); make the run active here. `tree`: the work tree's, begun early (not with `adopt`)."""
     from shiftgit.runs import lease
 
-    pick = Pick(run, "named") if adopt and run and not store.exists(run) else discover(store, run)
+    pick = elsewhere.pick(store, run, adopt)  # discovery's, or a run known here only from a published record
     adopted = takeover.adopt(store, pick.run) if adopt else None
     taken = lease.take_over(store, pick.run) if take_over else None
     brought = takeover.bring_effects(store, pick.run)
     report = build_report(store, pick.run, run_checks, progress=progress, tree=tree)
-    problems = activate(store, pick.run) if report["decision"] != "finished" else []  # (adopt's tried before too)
+    problems = activate(store, pick.run) if report["decision"] != "finished" and store.exists(pick.run) else []
     extra = {"take_over": taken, "picked": pick.note or None, "adopt": adopted, "effects_brought": brought or None,
              "hook_problems": problems or None}
     report.update({key: value for key, value in extra.items() if value is not None})
@@ -176,20 +174,6 @@ def budget_reasons(ledger: Ledger) -> list[str]:
     return [f"the {kind} budget is spent: {detail}" for kind, _, detail in spent]
 
 
-def _head_reason(repo: Repo, state: record.HeadState, point: Checkpoint) -> list[str]:
-    if state.matches:
-        return []
-    if state.base and state.head and repo.git("merge-base", state.base, state.head, check=False).strip() != state.base:
-        return [f"HEAD moved: checkpoint #{point.seq}'s base {state.base[:12]} is no longer in HEAD's history (a "
-                "rebase, amend or reset rewrote it); the run's changes may be in HEAD as new commits: compare them"]
-    described = record.describe_commits(repo, state.commits, limit=3)
-    example = "; ".join(f"{c['commit'][:12]} by {textsafe.quote(c['author'])}: {textsafe.quote(c['subject'])}"
-                        for c in described)
-    return [f"HEAD moved: {str(state.head)[:12]} is neither checkpoint #{point.seq}'s base "
-            f"{str(state.base)[:12]} nor a commit carrying it ({len(state.commits)} commit(s) since"
-            + (f", e.g. {example}" if example else "") + "); someone committed without a handoff"]
-
-
 def _verify_reasons(report: Mapping[str, Any] | None, edits: Sequence[FileEntry] | None,
                     stale: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """(escalations, notes) from a verify report. STALE: checks whose result at the checkpoint ran on other content."""
@@ -224,7 +208,7 @@ def decide(store: Store, ledger: Ledger, worktree: str, run_checks: bool,
     report = None
     if point is not None:
         state = record.head_state(repo, point, rel, head)
-        escalate += _head_reason(repo, state, point)
+        escalate += decisions.head_reasons(repo, state, point)
         edits = headview.edits(repo, point, worktree, state)
         if edits is None:
             escalate.append(f"the content of checkpoint #{point.seq} is not in this clone: edits made after it "
@@ -272,11 +256,9 @@ def build_report(store: Store, run: str, run_checks: bool, progress: Progress | 
     rel = store.rel(store.ledger_path(run))
     found = sources.candidates(store, run)  # the work tree's file and HEAD's, the published ones: read once
     provenance = record.ledger_provenance(repo, rel, sources.local_files(found))
-    try:
-        working = store.read(run)
-    except LedgerError as exc:
-        return _invalid(run, rel, provenance, str(exc))
-    chosen = takeover.select(store, run, working, rel, provenance, found)  # the newest record: here, or published
+    chosen = elsewhere.newest_record(store, run, rel, provenance, found)  # the newest record: here, or published
+    if isinstance(chosen, str):
+        return _invalid(run, rel, provenance, chosen)
     ledger = chosen.ledger
     worktree, head = (tree or repo.start_worktree_tree()).result(), repo.head()  # HEAD asked once, here
     if chosen.elsewhere:  # decide and describe as if adopted: its checks cannot run on files that are not here

@@ -8,10 +8,10 @@ checkpoint. The run's working ledger adds the latest one. `diff` compares two ch
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from shiftgit import rawjson
 from shiftgit.errors import UsageError
 from shiftgit.git import ledgerref, record
 from shiftgit.git.notestree import CatFile
@@ -44,7 +44,7 @@ def checkpoints(store: Store, run: str) -> dict[int, Checkpoint]:
 
 def _point(data: bytes | None) -> Checkpoint | None:
     try:
-        raw = json.loads(data) if data else None
+        raw = rawjson.loads(data) if data else None
         point = raw.get("checkpoint") if isinstance(raw, Mapping) else None
         return Checkpoint.from_dict(point) if isinstance(point, Mapping) else None
     except (ValueError, TypeError, KeyError):

@@ -37,6 +37,7 @@ class Record:
     source: Source | None       # None: no readable record besides the working ledger
     working_seq: int            # the checkpoint seq the work tree's ledger holds
     problem: str | None = None  # a newer published record that could not be read
+    here: bool = True           # False: this work tree holds no ledger of the run (recovery/elsewhere.py)
 
     @property
     def elsewhere(self) -> bool:
@@ -72,6 +73,8 @@ def bring_effects(store: Store, run: str) -> list[str]:
     from shiftgit.errors import ShiftError
     from shiftgit.runs.foreign import absorb
 
+    if not store.exists(run):  # no ledger here to bring them into (a run known only from a published record)
+        return []
     try:
         return absorb(store, run)
     except ShiftError:  # a corrupt or newer ledger: resume's report names it
@@ -87,9 +90,11 @@ def target_tree(store: Store, chosen: Record) -> str:
 
 def adopt_reason(run: str, chosen: Record) -> str:
     assert chosen.source is not None
-    return (f"a newer record than this work tree's ledger (checkpoint #{chosen.working_seq}) exists: "
-            f"{chosen.source.describe()}; its files are not here: `shiftgit resume {run} --adopt` restores that "
-            "ledger and its files (what they replace is kept under refs/shift/rescue/)")
+    mine = (f"a newer record than this work tree's ledger (checkpoint #{chosen.working_seq}) exists" if chosen.here
+            else "this work tree holds no ledger of the run (the commits holding it never reached this branch); "
+                 "another clone published one")
+    return (f"{mine}: {chosen.source.describe()}; its files are not here: `shiftgit resume {run} --adopt` restores "
+            "that ledger and its files (what they replace is kept under refs/shift/rescue/)")
 
 
 def adjust(verdict: dict[str, Any], run: str, chosen: Record) -> dict[str, Any]:
@@ -130,6 +135,7 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     from shiftgit.recovery import rollback  # here: the git side of a restore is no part of `resume --no-run`
 
     ledger = _keep_newer_lease(parse_ledger(newest.data, f"{newest.ref}:ledger.json"), old)
+    _refuse_command_secret(newest)
     point = ledger.checkpoint
     assert point is not None  # newer than the working ledger, so it holds a checkpoint
     plan = rollback.plan_checkpoint(store, run, point)
@@ -146,6 +152,19 @@ def adopt(store: Store, run: str) -> dict[str, Any]:
     _continue_refs(store, run, newest, point.snapshot)
     return {"adopted": True, "source": newest.to_dict(), "detail": f"adopted {newest.describe()}",
             "rescue": ref, "rescue_commit": commit, **plan.to_dict()}
+
+
+def _refuse_command_secret(newest: Source) -> None:
+    """Another clone's ledger whose recorded command gives a secret as a word of its own (ledger/commandsecrets.py)
+    is not written here: it would land in this work tree, its commits and what this clone publishes."""
+    from shiftgit import rawjson
+    from shiftgit.ledger.commandsecrets import command_secret
+
+    where = command_secret(rawjson.loads(newest.data))
+    if where is not None:
+        raise UsageError(f"the published ledger ({newest.describe()}) holds what looks like a secret in a recorded "
+                         f"command ({where}); nothing was adopted: have it recorded again with the secret passed "
+                         "through an environment variable, then `shiftgit sync` and adopt that")
 
 
 def _keep_newer_lease(ledger: Ledger, old: bytes | None) -> Ledger:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import shutil
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from shiftgit import rawjson
 from shiftgit.errors import UsageError
 from shiftgit.git import archive as archive_ref
 from shiftgit.ledger.model import Ledger, dumps
@@ -112,7 +112,7 @@ def documents(store: Store, *, archived: bool = True) -> list[tuple[dict[str, An
             if run in current:
                 continue
             with contextlib.suppress(ValueError):
-                document = json.loads(data)
+                document = rawjson.loads(data)
                 if isinstance(document, dict):
                     found.append((document, True))
     return found

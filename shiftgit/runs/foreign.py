@@ -6,10 +6,11 @@ attempted (before its command starts) and again when it ends, and starts the pub
 (`share`). Another clone fetches those commits with `sync`; before `effect run`, `effect record|reconcile`,
 `checkpoint` and `resume` decide anything, `absorb` brings each published effect record that is further along
 than this ledger's (`_rank`: a later attempt, then model.EFFECT_RANK's order; a tie keeps the record here) into
-the working ledger, with a history line naming the host and ledger commit it came from. A record the schema
-refuses is named once and left out; service records are never brought in (a process lives on one machine).
-A record left `attempted` on another machine then reads `unknown` here (procs.is_alive cannot see that
-machine's process): refused until a human reconciles it; a completed one is returned, not run again.
+the working ledger, with a history line naming the host and ledger commit it came from. A record the schema refuses,
+or whose command holds a secret (ledger/commandsecrets.py), is named once and left out; service records are never
+brought in (a process lives on one machine). A record left `attempted` on another machine then reads `unknown` here
+(procs.is_alive cannot see that machine's process): refused until a human reconciles it; a completed one is
+returned, not run again.
 
 Every commit on the run's ledger refs that is not yet merged here is read once (`git rev-list` from the tips,
 stopping at the commits already seen), so an effect recorded between two checkpoints of a diverged history is
@@ -160,7 +161,7 @@ def _records(store: Store, commits: list[str], mine: Ledger) -> tuple[dict[str, 
             effect, problem = checker.effect(item)
             if problem is not None:
                 key = textsafe.quote(textsafe.one_line(str(item.get("key")), 80))
-                refused.append(f"effect {key} ({where}) was not brought in: its record breaks the schema: {problem}")
+                refused.append(f"effect {key} ({where}) was not brought in: {problem}")
             elif effect is not None and (effect.key not in best or _rank(effect) > _rank(best[effect.key][0])):
                 best[effect.key] = (effect, where)
     return best, refused[:5]
@@ -188,15 +189,19 @@ class _Checker:
         self.base = mine.to_dict()
 
     def effect(self, item: dict[str, Any]) -> tuple[Effect | None, str | None]:
+        from shiftgit.ledger.commandsecrets import effect_secret
         from shiftgit.ledger.schema import schema_errors
 
         errors = schema_errors({**self.base, "effects": [item]})
         if errors:
-            return None, textsafe.one_line(errors[0], 200)
+            return None, f"its record breaks the schema: {textsafe.one_line(errors[0], 200)}"
+        where = effect_secret(item)  # it would land in this ledger, in commits and in what this clone publishes
+        if where is not None:
+            return None, f"its command holds what looks like a secret ({where}); it stays where it was recorded"
         try:
             return Effect.from_dict(item), None
         except (TypeError, ValueError, KeyError) as exc:
-            return None, textsafe.one_line(str(exc), 200)
+            return None, f"its record breaks the schema: {textsafe.one_line(str(exc), 200)}"
 
 
 def _hosts(store: Store, commits: list[str]) -> dict[str, str]:

@@ -10,11 +10,11 @@ ends one now; `gc` drops expired ones. The file is committed like the config.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
+from shiftgit import rawjson
 from shiftgit.errors import LedgerError, UsageError
 from shiftgit.ledger.canonical import canonical_bytes
 from shiftgit.ledger.files import write_atomic
@@ -31,7 +31,7 @@ def read(store: Store) -> dict[str, Any]:
 
     where = store.inside(FILE)
     try:
-        document = json.loads(where.read_bytes())
+        document = rawjson.loads(where.read_bytes())
     except FileNotFoundError:
         return {"schema_version": MEMORY_VERSION, "entries": []}
     except ValueError as exc:

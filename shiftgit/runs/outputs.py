@@ -97,6 +97,10 @@ def _recorded_blob(store: Store, check_id: str) -> str | bool | None:
         point = document.get("checkpoint") or {}
         for check in [*(document.get("pending_checks") or ()), *(point.get("checks") or ())]:
             if isinstance(check, dict) and check.get("id") == check_id:
-                blob = check.get("output_blob")
-                return blob if isinstance(blob, str) else False
+                blob = check.get("output_blob")  # a blob id, never a revision (`HEAD:.env` in a crafted ledger)
+                return blob if isinstance(blob, str) and len(blob) in (40, 64) and _is_hex(blob) else False
     return None
+
+
+def _is_hex(text: str) -> bool:
+    return all(char in "0123456789abcdef" for char in text)

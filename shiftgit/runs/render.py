@@ -44,6 +44,7 @@ def status_report(store: Store) -> dict[str, Any]:
             continue
         runs.append({**row(document), **_newest(run, found, pick)})
     runs += _archived(store, {r["id"] for r in runs}) if ARCHIVE_REF in refs else []
+    runs += _published_only(store, listing, frozenset(r["id"] for r in runs), pick)
     noted = NOTES_REF in refs
     skipped = {"skipped": store.skipped_runs()}  # run directories under names no run may have: named, not read
     try:
@@ -74,6 +75,25 @@ def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
             rows.append({"id": run, "status": doc.get("status"), "goal": contract.get("goal"),
                          "stop": doc.get("stop"), "checkpoint": point.get("seq"), "updated_at": doc.get("updated_at"),
                          "archived": True})
+    return rows
+
+
+def _published_only(store: Store, listing: str, here: frozenset[str], pick: Callable[[list[Any]], Any]) -> list[Any]:
+    """Runs another clone published whose ledger is not in this work tree (never pushed to this branch), when the
+    newest record says `active`: the run to take over, with the command that restores it here."""
+    from shiftgit.git.sources import branch_holding, published_only
+    from shiftgit.runs.overview import row
+
+    rows = []
+    for run, source in published_only(store, listing, here).items():
+        if branch_holding(store.repo, run, source) is not None:
+            continue  # committed on a branch not checked out here: not lost, as every other branch's run
+        try:
+            document = store.document(run, migrate=True, data=source.data, parsed=source.document)
+        except ShiftError:
+            continue  # a record the schema refuses: `resume RUN` names it
+        if document.get("status") == "active":
+            rows.append({**row(document), **_newest(run, [source], pick), "published_only": True})
     return rows
 
 
@@ -142,8 +162,8 @@ def status_text(report: dict[str, Any]) -> str:
             lines.append(f"    next: {textsafe.one_line(run['next'], TEXT_CAP)}")
         lines += [f"    {textsafe.one_line(line, TEXT_CAP)}" for line in _attention_lines(run)]
         if run.get("adopt"):
-            lines.append(f"    newer record: {textsafe.one_line(run['source']['describe'])}; adopt it: "
-                         f"`{run['adopt']}`")
+            what = "not in this work tree, published" if run.get("published_only") else "newer record"
+            lines.append(f"    {what}: {textsafe.one_line(run['source']['describe'])}; adopt it: `{run['adopt']}`")
     if archived:
         lines.append(f"  ({len(archived)} archived run(s): `shiftgit runs --archived`)")
     return "\n".join([*lines, *tail])
@@ -267,19 +287,22 @@ def markdown(ledger: Ledger) -> str:
 
 def validation_report(store: Store, runs: Sequence[str]) -> dict[str, Any]:
     """Validate ledgers without raising: every file, every error with its JSON path."""
+    from shiftgit import rawjson
+
     files = []
     for run in runs or store.run_ids():
         path = store.ledger_path(run)
         rel = store.rel(path)
         errors: list[str] = []
         try:
-            import json  # json's own message for corrupt JSON (`status` reads with rawjson: no re)
-
-            document = json.loads(path.read_bytes())
-            from shiftgit.ledger.schema import check_version, schema_errors
+            data = path.read_bytes()
+            document = rawjson.loads(data)  # json's own message for corrupt JSON; one line for JSON nested too deep
+            from shiftgit.ledger.schema import check_version, parse_ledger, schema_errors
 
             check_version(document, rel)
             errors = schema_errors(document)
+            if not errors:
+                parse_ledger(data, rel)  # what the schema allows and a record cannot hold (LedgerError)
         except FileNotFoundError:
             errors = [f"no such run {run!r}"]
         except ValueError as exc:

@@ -9,12 +9,12 @@ line left empty and refuses a start that leaves a required field empty, naming t
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from shiftgit import rawjson
 from shiftgit.errors import LedgerError, UsageError
 from shiftgit.ledger.canonical import canonical_bytes
 from shiftgit.ledger.files import write_atomic
@@ -64,7 +64,7 @@ def parse(data: bytes, label: str) -> dict[str, Any]:
     from shiftgit.ledger.schema import schema_errors
 
     try:
-        document = json.loads(data)
+        document = rawjson.loads(data)
     except ValueError as exc:
         raise LedgerError(f"{label}: corrupt JSON ({exc}); fix the template, nothing was started") from None
     problems = schema_errors(document, "template.schema.json")

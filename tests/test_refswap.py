@@ -1,0 +1,69 @@
+"""Refs moved in the files as git's files backend moves them (git/refswap.py): arranged and judged with git."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import Repo
+
+from shiftgit.git import refswap
+
+IDENT = b"Ada Example <ada@example.com> 1700000000 +0000"
+
+
+def two_refs(repo: Repo) -> tuple[str, str, str]:
+    """refs/notes/a and refs/notes/b at HEAD, each with a reflog; returns (git dir, HEAD, HEAD's parent)."""
+    head, parent = repo.git("rev-parse", "HEAD", "HEAD^").split()
+    for ref in ("refs/notes/a", "refs/notes/b"):
+        repo.git("update-ref", "--create-reflog", "-m", "start", ref, parent)
+    return str(repo.path / ".git"), head, parent
+
+
+def test_both_refs_move_with_the_reflog_lines_git_writes(run_repo: Repo) -> None:
+    common, head, parent = two_refs(run_repo)
+    assert refswap.in_files(common, ["refs/notes/a", "refs/notes/b"], os.environ, str(run_repo.path))
+    assert refswap.swap(common, [("refs/notes/b", head, parent), ("refs/notes/a", head, parent)], IDENT, "moved")
+    run_repo.git("update-ref", "-m", "moved", "refs/notes/c", head)  # git's own line, to compare with
+    for ref in ("refs/notes/a", "refs/notes/b"):
+        assert run_repo.git("rev-parse", ref).strip() == head
+        assert run_repo.git("log", "-g", "--format=%H %gn <%ge> %gs", ref).splitlines() == [
+            f"{head} Ada Example <ada@example.com> moved", f"{parent} Ada Example <ada@example.com> start"]
+        ours = (Path(common) / "logs" / ref).read_text().splitlines()[-1]
+        gits = (Path(common) / "logs" / "refs/notes/c").read_text().splitlines()[-1]
+        assert ours.replace("1700000000", "T") == f"{parent} {head} Ada Example <ada@example.com> T +0000\tmoved"
+        assert gits.split(" ", 2)[2].split(">")[0] == ours.split(" ", 2)[2].split(">")[0]
+        assert not (Path(common) / f"{ref}.lock").exists()
+    assert run_repo.git("fsck", "--no-dangling", "--strict").strip() == ""
+
+
+def test_a_held_lock_or_a_moved_ref_moves_neither(run_repo: Repo) -> None:
+    common, head, parent = two_refs(run_repo)
+    swaps: list[tuple[str, str, str | None]] = [("refs/notes/a", head, parent), ("refs/notes/b", head, parent)]
+    lock = Path(common) / "refs" / "notes" / "b.lock"
+    lock.write_text("")  # another writer holds b
+    assert refswap.swap(common, swaps, IDENT, "moved") is False
+    assert lock.exists() and not (Path(common) / "refs" / "notes" / "a.lock").exists()  # ours released, theirs kept
+    lock.unlink()
+    run_repo.git("update-ref", "refs/notes/b", head)  # another writer moved b meanwhile
+    assert refswap.swap(common, swaps, IDENT, "moved") is False
+    assert run_repo.git("rev-parse", "refs/notes/a", "refs/notes/b").split() == [parent, head]
+    assert len(run_repo.git("log", "-g", "--format=%gs", "refs/notes/a").splitlines()) == 1
+    run_repo.git("pack-refs", "--all")  # a packed ref is read from packed-refs, and a loose one written over it
+    assert refswap.swap(common, [("refs/notes/a", head, parent)], IDENT, "moved") is True
+    assert run_repo.git("rev-parse", "refs/notes/a").strip() == head
+
+
+def test_the_files_do_not_settle_it_where_git_could_do_more(run_repo: Repo) -> None:
+    common, _, _ = two_refs(run_repo)
+    refs, top = ["refs/notes/a", "refs/notes/b"], str(run_repo.path)
+    assert refswap.in_files(common, refs, os.environ, top)
+    assert not refswap.in_files(common, [*refs, "refs/notes/new"], os.environ, top)  # no reflog yet: git decides
+    assert not refswap.in_files(common, refs, {**os.environ, "GIT_CONFIG_PARAMETERS": "'core.fsync'='all'"}, top)
+    for key, value in (("core.sharedRepository", "group"), ("core.hooksPath", "elsewhere"), ("core.fsync", "all")):
+        run_repo.git("config", key, value)
+        assert not refswap.in_files(common, refs, os.environ, top)
+        run_repo.git("config", "--unset", key)
+    hook = Path(common) / "hooks" / "reference-transaction"
+    hook.write_text("#!/bin/sh\n")
+    assert not refswap.in_files(common, refs, os.environ, top)
