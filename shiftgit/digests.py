@@ -26,6 +26,8 @@ def hasher(width: int, size: int = 0) -> Callable[[bytes], Any]:
     if size >= BIG:
         import hashlib
 
+        while _AHEAD:  # `load_ahead`'s thread has imported it: gone before anything forks (procs.guard_group)
+            _AHEAD.pop().join()
         return hashlib.sha1 if width == 40 else hashlib.sha256
     made = _MADE.get(width)
     if made is None:  # an import statement per call cost ~10 us: `status` asks three times per run
@@ -34,6 +36,51 @@ def hasher(width: int, size: int = 0) -> Callable[[bytes], Any]:
 
 
 _MADE: dict[int, Callable[[bytes], Any]] = {}
+
+
+def load_ahead(size: int) -> None:
+    """Import hashlib (OpenSSL: ~2 ms) in a thread now when data of SIZE bytes is to be hashed soon, so that it loads
+    while the caller waits for a git process (`effect run` at 1,000 effects: the lease check's `for-each-ref`).
+    The thread is joined when `hasher` first gives hashlib's (the caller's next step must be that hash)."""
+    if size >= BIG and "hashlib" not in sys.modules and not _AHEAD:
+        import threading
+
+        _AHEAD.append(threading.Thread(target=_load_later, daemon=True))
+        _AHEAD[0].start()
+
+
+def _load_later() -> None:
+    import time
+
+    time.sleep(0.0005)  # the caller goes on to start its git process: the GIL is its until it waits for it
+    import hashlib  # noqa: F401
+
+
+_AHEAD: list[Any] = []  # the thread `load_ahead` started, until `hasher` joins it
+
+
+def blob_id(data: bytes, width: int = 40) -> str:
+    """The git blob id of DATA (WIDTH 40: sha1, 64: sha256). The same bytes object asked again gives the id hashed
+    the first time: a ledger just written is looked up as validated (`ledger/validated.py`), then committed to its
+    ledger ref (`git/rawgit.py`), and a ledger of 1,000 effects takes ~0.5 ms to hash. The few MiB of data last
+    asked are kept for that (the object is kept, so its id is not another's)."""
+    global _REMEMBERED_BYTES
+    key = (id(data), width)
+    hit = _REMEMBERED.get(key)
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    found: str = hasher(width, len(data))(b"blob %d\0" % len(data) + data).hexdigest()
+    if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
+        _REMEMBERED.clear()
+        _REMEMBERED_BYTES = 0
+    _REMEMBERED[key] = (data, found)
+    _REMEMBERED_BYTES += len(data)
+    return found
+
+
+REMEMBER_BYTES = 64 * 1024 * 1024
+_REMEMBERED: dict[tuple[int, int], tuple[bytes, str]] = {}
+_REMEMBERED_BYTES = 0
 
 
 def _hasher(width: int) -> Callable[[bytes], Any]:

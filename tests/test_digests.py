@@ -25,3 +25,22 @@ def test_a_big_ledger_has_the_blob_id_git_gives(tmp_path: object) -> None:
     assert validated.blob_id(data) == hashlib.sha1(header + data).hexdigest() == rawgit.object_id("blob", data, 40)
     assert validated.blob_ids(data) == (hashlib.sha1(header + data).hexdigest(),
                                         hashlib.sha256(header + data).hexdigest())
+
+
+def test_hashlib_loaded_ahead_is_joined_before_its_first_hash() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, threading\n"
+            "from shiftgit import digests\n"
+            "assert 'hashlib' not in sys.modules\n"
+            "digests.load_ahead(100)\n"
+            "assert not digests._AHEAD  # small data: _sha1, no OpenSSL\n"
+            "digests.load_ahead(digests.BIG)\n"
+            "assert len(digests._AHEAD) == 1\n"
+            "data = b'x' * digests.BIG\n"
+            "import hashlib\n"
+            "assert digests.blob_id(data) == hashlib.sha1(b'blob %d\\0' % len(data) + data).hexdigest()\n"
+            "assert not digests._AHEAD and threading.active_count() == 1  # nothing left to fork beside\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

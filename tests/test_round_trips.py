@@ -1,4 +1,4 @@
-"""incremental.round_trips: when it says a record's JSON comes back whole from the model, it does."""
+"""roundtrip.round_trips (incremental.py asks it): when it says a record's JSON comes back whole, it does."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from shiftgit.ledger import model
-from shiftgit.ledger.incremental import round_trips
 from shiftgit.ledger.record import Record
+from shiftgit.ledger.roundtrip import round_trips
 
 EFFECT = {"key": "k", "kind": "job", "reversibility": "repeatable", "state": "completed", "argv": ["true", "x"],
           "probe": None, "compensate": None, "created_at": "2026-01-01T00:00:00Z", "updated_at": None,

@@ -125,3 +125,21 @@ def test_the_cycle_collector_is_held_off_only_inside_and_as_it_was_after() -> No
         assert not gc.isenabled()  # off before: left off
     finally:
         gc.enable()
+
+
+def test_an_interim_write_is_durable_but_not_listed_as_validated(run_repo: Repo) -> None:
+    import dataclasses
+
+    from shiftgit.ledger import validated
+    from shiftgit.ledger.store import Store
+
+    store = Store.open(run_repo.path)
+    store.update("demo", lambda ledger: dataclasses.replace(ledger, status="stopped"), interim=True)
+    data = run_repo.ledger_path("demo").read_bytes()
+    assert json.loads(data)["status"] == "stopped"  # on disk, as any write
+    assert not validated.is_known(store.repo.git_dir, data)  # `effect run`'s `planned`: `attempted` follows at once
+    assert store.read("demo").status == "stopped"  # this process goes on from what it wrote
+    assert Store.open(run_repo.path).read("demo").status == "stopped"  # another reader checks the bytes whole
+    assert validated.is_known(store.repo.git_dir, data)
+    store.update("demo", lambda ledger: dataclasses.replace(ledger, status="active"))
+    assert validated.is_written(store.repo.git_dir, run_repo.ledger_path("demo").read_bytes())

@@ -32,10 +32,7 @@ from shiftgit.ledger.store import Store
 REVERSIBILITY = ("repeatable", "reversible", "irreversible")
 RECONCILED = ("completed", "failed", "compensated")
 RECORDED = ("completed", "failed")
-HISTORY_CAP = 20
-TAIL_CHARS = 2000
-PROBE_TIMEOUT = 120.0
-TIMED_OUT = 124
+HISTORY_CAP, TAIL_CHARS, PROBE_TIMEOUT, TIMED_OUT = 20, 2000, 120.0, 124
 # Test-only: "after-planned", "after-attempted", "after-command" (comma-separated) make `effect run`
 # print `shiftgit: test pause: STAGE` on stderr and sleep there, so crash tests can kill it at that stage.
 PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"
@@ -250,7 +247,7 @@ def _transition(store: Store, run: str, spec: EffectInput, state: str) -> Effect
                           duration_s=None, output_tail=None, output_sha256=None, result=None, evidence=None)
         return put(ledger, new, at)
 
-    store.update(run, change)
+    store.update(run, change, interim=state == "planned")  # `attempted` follows at once (durable, and validated)
     return replay[0] if replay else None
 
 
@@ -334,8 +331,11 @@ def _pause(environ: Mapping[str, str], stage: str) -> None:  # test-only (PAUSE_
 
 def put(ledger: Ledger, effect: Effect, at: str) -> Ledger:
     """The ledger with `effect` added, or replacing the record with its key (order kept)."""
-    effects = tuple(effect if e.key == effect.key else e for e in ledger.effects)
-    return replace(ledger, effects=effects if ledger.effect(effect.key) else (*effects, effect), updated_at=at)
+    keys = [e.key for e in ledger.effects]  # one pass (1,000 effects, three writes per `effect run`)
+    at_key = keys.index(effect.key) if effect.key in keys else len(keys)
+    effects = (*ledger.effects[:at_key], effect, *ledger.effects[at_key + 1:]) if keys.count(effect.key) < 2 else \
+        tuple(effect if e.key == effect.key else e for e in ledger.effects)  # a hand-made ledger's duplicates
+    return replace(ledger, effects=effects, updated_at=at)
 
 
 def history_with(effect: Effect, entry: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from shiftgit.digests import hasher
+from shiftgit.digests import blob_id, hasher
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -60,8 +60,8 @@ def commit_object(tree: str, parents: list[str], author: bytes, committer: bytes
             + b"author %s\ncommitter %s\n\n%s" % (author, committer, message))
 
 
-def object_id(kind: str, body: bytes, width: int) -> str:
-    return _id_of(_framed(kind, body), width)
+def object_id(kind: str, body: bytes, width: int) -> str:  # a blob: a ledger's id hashed once (digests.blob_id)
+    return blob_id(body, width) if kind == "blob" else _id_of(_framed(kind, body), width)
 
 
 def _framed(kind: str, body: bytes) -> bytes:
@@ -117,7 +117,7 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
 
     for kind, body in objects:
         data = _framed(kind, body)
-        oid = _id_of(data, width)
+        oid = object_id(kind, body, width)
         folder = os.path.join(object_dir, oid[:2])
         target = os.path.join(folder, oid[2:])
         if os.path.exists(target):

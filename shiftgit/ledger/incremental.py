@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from itertools import chain, repeat
+from operator import attrgetter, is_
 
 from shiftgit import rawjson
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
     from shiftgit.ledger.model import Ledger
@@ -36,15 +36,23 @@ if TYPE_CHECKING:
 _ROOT_KEYWORDS = frozenset({"$schema", "$id", "$defs", "title", "description", "type", "required", "properties",
                             "additionalProperties", "$comment"})
 _ITEMS_ONLY = frozenset({"type", "items", "description", "$comment"})
+_SEP = ",\n    "  # between two items of a top-level array
 
 
 class Item:
-    """One record of a top-level array: the model object, its JSON (redacted), its canonical text at depth 2."""
+    """One record of a top-level array: the model object, its JSON (redacted; None: its `to_dict`, made when asked),
+    its canonical text at depth 2; `read`: the record is what `from_dict` makes of that JSON (snapshot.py keeps it)."""
 
-    __slots__ = ("json", "record", "text")
+    __slots__ = ("_json", "read", "record", "text")
 
-    def __init__(self, record: object, data: Any) -> None:
-        self.record, self.json, self.text = record, data, ""
+    def __init__(self, record: object, data: Any, read: bool = False, text: str = "") -> None:
+        self.record, self._json, self.text, self.read = record, data, text, read
+
+    @property
+    def json(self) -> Any:
+        if self._json is None:  # a record taken from a snapshot: bytes shiftgit wrote, so its JSON is its to_dict
+            self._json = self.record.to_dict()  # type: ignore[attr-defined]
+        return self._json
 
     def canonical(self) -> str:
         if not self.text:
@@ -53,19 +61,39 @@ class Item:
 
 
 class Part:
-    """One top-level key: the model's value, its JSON (redacted), its items when it is an array of records."""
+    """One top-level key: the model's value, its JSON (redacted), its items when it is an array of records (then its
+    JSON is made from theirs when asked: a write that reuses them needs their texts alone). `head`: the joined text
+    of its first items and each one's length, when they were read as one (a snapshot's): written whole, not split."""
 
-    __slots__ = ("items", "json", "text", "value")
+    __slots__ = ("_json", "head", "items", "text", "value")
 
-    def __init__(self, value: object, data: Any, items: list[Item] | None = None) -> None:
-        self.value, self.json, self.items, self.text = value, data, items, ""
+    def __init__(self, value: object, data: Any, items: list[Item] | None = None,
+                 head: tuple[str, list[int]] | None = None) -> None:
+        self.value, self._json, self.items, self.text, self.head = value, data, items, "", head
+
+    def spread(self) -> None:
+        """The head's items get their own texts (a change reached into them)."""
+        if self.head is not None and self.items is not None:
+            text, at = self.head[0], 0
+            for item, length in zip(self.items, self.head[1], strict=False):
+                item.text, at = text[at:at + length], at + length + len(_SEP)
+            self.head = None
+
+    @property
+    def json(self) -> Any:
+        if self._json is None and self.items is not None:
+            self._json = [item.json for item in self.items]
+        return self._json
 
     def add_to(self, out: list[str]) -> None:
         """Its canonical text at depth 1 onto OUT, an array of records item by item (one join makes the ledger)."""
         if self.items:
             out.append("[\n    ")
-            out.extend(chain.from_iterable(zip([item.text or item.canonical() for item in self.items],
-                                               repeat(",\n    "))))
+            rest = self.items
+            if self.head is not None:
+                out += [self.head[0], _SEP]
+                rest = rest[len(self.head[1]):]
+            out.extend(chain.from_iterable(zip([item.text or item.canonical() for item in rest], repeat(_SEP))))
             out[-1] = "\n  ]"
         else:
             if not self.text:
@@ -76,30 +104,36 @@ class Part:
 class Written:
     """A ledger's bytes as this process last read or wrote them, the model (None when redaction changed it)
     and its parts; `written`: whether shiftgit wrote those bytes (None: not asked yet). Only written
-    bytes are a base for the next write."""
+    bytes are a base for the next write. `arrays`: top-level record arrays already made parts (a snapshot's)."""
 
-    __slots__ = ("_document", "data", "ledger", "parts", "written")
+    __slots__ = ("_document", "arrays", "data", "ledger", "parts", "written")
 
     def __init__(self, data: bytes, ledger: Ledger | None, parts: dict[str, Part] | None = None,
-                 document: dict[str, Any] | None = None, written: bool | None = True) -> None:
+                 document: dict[str, Any] | None = None, written: bool | None = True,
+                 arrays: dict[str, Part] | None = None) -> None:
         self.data, self.ledger, self.parts, self._document, self.written = data, ledger, parts, document, written
+        self.arrays = arrays or {}
 
     def base(self) -> dict[str, Part]:
         """The parts, derived once from a read document: only those whose model value gives back the same JSON."""
         if self.parts is None:
+            from shiftgit.ledger.roundtrip import round_trips
 
             assert self.ledger is not None and self._document is not None
             parts: dict[str, Part] = {}
             text = self.data.decode("utf-8")
             keys = sorted(self._document)  # the text's order (canonical): each array's end is where the next key starts
             for name, value in _values(self.ledger):
+                if name in self.arrays:
+                    parts[name] = self.arrays[name]
+                    continue
                 if name not in self._document:
                     continue
                 old = self._document[name]
                 if isinstance(value, tuple) and _records(value) and isinstance(old, list) and len(old) == len(value):
                     # An item whose model gives back its JSON keeps it (a flat record with every field: known
                     # without building it, round_trips), else the model's JSON, kept only when it is the same.
-                    items = [Item(r, data if type(data) is dict and round_trips(type(r), data) else r.to_dict())
+                    items = [Item(r, data if type(data) is dict and round_trips(type(r), data) else r.to_dict(), True)
                              for r, data in zip(value, old, strict=True)]
                     pieces = _slices(text, name, len(items), _next(keys, name)) if items else []
                     for item, piece in zip(items, pieces, strict=False):
@@ -108,7 +142,7 @@ class Written:
                     parts[name] = Part(None, None, items)  # value None: never reused whole, only by item
                 # Other top-level values are small and built again: what `on_write` (the lease) put in
                 # these bytes was not redacted, and a full write would redact it now.
-            self.parts, self._document = parts, None
+            self.parts, self._document, self.arrays = parts, None, {}
         return self.parts
 
 
@@ -129,9 +163,13 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
         if old is not None and old.value is value and old.value is not None:
             parts[name] = old
         elif name in arrays and _records(value):
-            index = {id(item.record): item for item in old.items or ()} if old is not None else {}
-            items = []
-            for record in value:  # type: ignore[attr-defined]
+            olds = (old.items or []) if old is not None else []
+            same = _same(value, olds)  # type: ignore[arg-type]
+            if old is not None and old.head is not None and same < len(old.head[1]):
+                old.spread()
+            items = olds[:same]  # the records the change left in front: an effect added or ended is the last
+            index = {id(item.record): item for item in olds[same:]}
+            for record in value[same:]:  # type: ignore[index]
                 item = index.get(id(record))
                 if item is None or item.record is not record:
                     raw = record.to_dict()
@@ -139,33 +177,31 @@ def render(ledger: Ledger, base: Written | None, *, check: bool, schema: str = "
                     differs = differs or item.json != raw
                     fresh.setdefault(name, []).append(item.json)
                 items.append(item)
-            parts[name] = Part(value, [item.json for item in items], items)
+            parts[name] = Part(value, None, items, old.head if old is not None else None)
         else:
             raw = _dump(value)
             parts[name] = Part(value, redact_obj({name: raw})[name])  # type: ignore[index]  # the key's own rule
             differs = differs or parts[name].json != raw
-    document = {name: part.json for name, part in parts.items()}
     written = ledger
     if on_write is not None:  # what it sets is never reused (the next write redacts it, as a full write did)
-        changed = on_write(dict(document))
-        for name in [n for n in parts if n not in changed]:
+        changed = on_write(_flat(parts))  # the arrays of records stay as they are (their JSON is not even made)
+        for name in [n for n, part in parts.items() if n not in changed and part.items is None]:
             del parts[name]
             differs = True
         updates = {}
         for name, value in changed.items():
-            if name not in parts or value is not parts[name].json:
+            if name not in parts or (parts[name].items is None and value is not parts[name].json):
                 updates[name] = value
                 parts[name] = Part(None, value)
         written = _patched(ledger, updates) if updates else ledger
-        document = {name: part.json for name, part in parts.items()}
     problems: list[str] = []
     if check:
         from shiftgit.ledger.schema import schema_errors
 
-        reduced = {**document, **{n: fresh.get(n, []) for n in arrays if n in document}} if base else document
-        problems = schema_errors(reduced, schema)
-        if problems and base is not None:
-            problems = schema_errors(document, schema)  # every problem, with the real paths
+        if base is not None:
+            problems = schema_errors({**_flat(parts), **{n: fresh.get(n, []) for n in arrays if n in parts}}, schema)
+        if problems or base is None:  # every problem, with the real paths
+            problems = schema_errors({name: part.json for name, part in parts.items()}, schema)
     out = Written(canonical(parts), None if differs else written, parts)
     # A command a person wrote into the ledger giving a secret (commandsecrets.py): bytes shiftgit does not vouch
     # for (validated.WRITTEN), so the commit gate judges them and the next write is a whole one, judging all again
@@ -181,6 +217,21 @@ def _command_secret(parts: dict[str, Part], base: Written | None) -> bool:
     old = {id(item) for part in (base.parts or {}).values() for item in part.items or ()} if base is not None else set()
     return command_secret({name: [item.json for item in part.items if id(item) not in old] if part.items else part.json
                            for name, part in parts.items()}) is not None
+
+
+def _same(records: tuple[object, ...], items: list[Item]) -> int:
+    """How many of RECORDS, from the first, are the records of ITEMS, in order (C's loops: 1,000 effects)."""
+    count = min(len(records), len(items))
+    flags = list(map(is_, records[:count], map(_RECORD, items[:count])))
+    return flags.index(False) if False in flags else count
+
+
+_RECORD = attrgetter("record")
+
+
+def _flat(parts: dict[str, Part]) -> dict[str, Any]:
+    """The document but its arrays of records (what a write changes beside them, and checks whole)."""
+    return {name: part.json for name, part in parts.items() if part.items is None}
 
 
 def _patched(ledger: Ledger, updates: dict[str, Any]) -> Ledger:
@@ -252,56 +303,6 @@ def _values(ledger: Ledger) -> list[tuple[str, object]]:
         if f.name != "extra":
             values[f.name] = getattr(ledger, f.name)
     return list(values.items())
-
-
-# Per flat record class (no field holds records): each field and the JSON type its converter takes whole.
-_SHAPES: dict[type, tuple[frozenset[str], tuple[tuple[str, Any], ...]] | None] = {}
-
-
-def round_trips(cls: type, data: Mapping[str, Any]) -> bool:
-    """`cls.from_dict(data).to_dict() == data`, known without building either: a flat record class, every field
-    present in DATA, each list or object where the field's converter makes a tuple or a mapping of it. False
-    when unsure (a record inside, a missing field): the caller then builds and compares."""
-    if cls not in _SHAPES:
-        from shiftgit.ledger.record import Record, fields_of, kind_of
-
-        shape = [(f.name, _json_type(kind_of(f))) for f in fields_of(cls) if f.name != "extra"]
-        _SHAPES[cls] = None if any(need is Record for _, need in shape) else (
-            frozenset(name for name, _ in shape), tuple((name, need) for name, need in shape if need is not None))
-    known = _SHAPES[cls]
-    if known is None or not known[0].issubset(data):  # every field present: then only the typed ones to look at
-        return False
-    for name, need in known[1]:
-        value = data[name]
-        if value is None:
-            continue
-        if need is dict or need is list:
-            if type(value) is not need:
-                return False
-        elif type(value) is not list or not _OBJECT_OR_NULL.issuperset(map(type, value)):
-            return False  # need: a tuple of mappings, each made with dict()
-    return True
-
-
-_OBJECT_OR_NULL = frozenset({dict, type(None)})
-
-
-def _json_type(kind: Any) -> Any:
-    """What `_converter(kind)` needs its JSON value to be for `_dump` to give it back: None (anything), list, dict,
-    "mappings" (a list of objects), or Record (a record inside: not flat)."""
-    from shiftgit.ledger.record import Record
-
-    if isinstance(kind, tuple):
-        if kind[0] == "|":
-            inner = [k for k in kind[1] if k is not None]
-            return _json_type(inner[0]) if len(inner) == 1 else None
-        if kind[0] == "tuple":
-            item = _json_type(kind[1])
-            return list if item is None else Record if item is Record else "mappings" if item is dict else Record
-        return dict if kind[0] == "mapping" else None
-    if isinstance(kind, type) and issubclass(kind, Record):
-        return Record
-    return None
 
 
 def _records(value: object) -> bool:

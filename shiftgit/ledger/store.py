@@ -14,12 +14,15 @@ validated (`validated`) are never schema-checked again.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shiftgit import rawjson, textsafe
+from shiftgit.digests import BIG
 from shiftgit.errors import LedgerError, NotInitialized, UsageError
 from shiftgit.ledger import validated
+from shiftgit.ledger.activerun import ActivePointer
 from shiftgit.ledger.canonical import SCHEMA_VERSION, canonical_bytes, current
 from shiftgit.ledger.files import RunLock, remove_stale_temps, storage_error, write_atomic
 from shiftgit.ledger.runids import RUN_ID as _RUN_ID
@@ -38,7 +41,8 @@ ARCHIVE_REF = "refs/shift/archive"  # finished runs' final ledgers (git/archive.
 DEFAULT_CONFIG: dict[str, Any] = {"schema_version": CONFIG_VERSION, "require_fresh_checks": False,
                                   "trailers": True}
 GITIGNORE = "# shiftgit's temporary files (atomic writes)\n*.tmp\n"
-class Store:
+SNAPSHOT_MIN = BIG  # ledger/snapshot.MIN, known without importing it (a small ledger's read and write need none)
+class Store(ActivePointer):
     """One worktree's `.shift/` directory."""
 
     def __init__(self, repo: Repo) -> None:
@@ -167,6 +171,10 @@ class Store:
         if seen is not None and seen.data == data and seen.ledger is not None:
             return seen.ledger
         with GcPaused():  # a big ledger's JSON and records: see reading.GcPaused
+            kept = None if seen is not None and seen.data == data else self._snapshot(run, data)
+            if kept is not None:
+                self._seen[run] = kept
+                return kept.ledger  # type: ignore[return-value]  # a snapshot's Written has its ledger
             document = self._known(data, migrate=True) if seen is None or seen.data != data else rawjson.loads(data)
             ledger = self._checked(run, data) if document is None else Ledger.from_dict(document)
         if document is None:
@@ -174,6 +182,12 @@ class Store:
         written = seen.written if seen is not None and seen.data == data else None  # None: asked at the next write
         self._seen[run] = incremental.Written(data, ledger, document=document, written=written)
         return ledger
+
+    def current(self, run: str) -> tuple[bytes, Ledger]:
+        """The ledger's bytes and model (`read`); the bytes object last written or read here when the file still
+        holds it, so an id hashed from it is not hashed again (digests.blob_id)."""
+        ledger, seen = self.read(run), self._seen.get(run)
+        return (seen.data if seen is not None and seen.ledger is ledger else self._bytes(run)), ledger
 
     def document(self, run: str, *, migrate: bool = False, data: bytes | None = None,
                  parsed: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -223,6 +237,14 @@ class Store:
             document = dict(current(document))  # what `_checked` validated (schema.migrate), without jsonschema
         return document if isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION else None
 
+    def _snapshot(self, run: str, data: bytes) -> incremental.Written | None:
+        """The read of bytes shiftgit validated with the run's snapshot of their first effects (ledger/snapshot.py)."""
+        if len(data) < SNAPSHOT_MIN:
+            return None
+        from shiftgit.ledger import snapshot
+
+        return snapshot.load(self.repo.git_dir, run, data) if validated.is_known(self.repo.git_dir, data) else None
+
     def _checked(self, run: str, data: bytes) -> Ledger:
         """Full check (JSON, version, schema); valid current-version bytes are remembered as validated."""
         from shiftgit.ledger.schema import parse_ledger
@@ -232,12 +254,14 @@ class Store:
             validated.record(self.repo.git_dir, [data])
         return ledger
 
-    def write(self, ledger: Ledger, *, checked: bool = True) -> None:
+    def write(self, ledger: Ledger, *, checked: bool = True, interim: bool = False) -> None:
         """Validate, redact secrets from every string, write atomically.
 
         `checked=False` skips the schema check (jsonschema's import alone costs more than an agent hook
         may): only for a ledger read valid and changed by shiftgit's own typed code, as the agent hooks'
         automatic checkpoint is (the same code `shiftgit checkpoint` runs checked; tests validate both).
+        `interim`: bytes this process replaces next, at once (`effect run`'s `planned`): durable all the same, but
+        not listed as validated (hashing 1 MiB); a reader that finds them (the process died) checks them whole.
         """
         from shiftgit.ledger import incremental  # against what shiftgit wrote, only what the change touched is
         base = self._seen.get(ledger.run)  # redacted, checked and serialized again
@@ -253,6 +277,12 @@ class Store:
         data = written.data
         write_atomic(path, data, is_json=not spliced)  # spliced: checked texts joined (test_incremental_writes)
         self._seen[ledger.run] = written
+        if len(data) >= SNAPSHOT_MIN or "shiftgit.ledger.snapshot" in sys.modules:
+            from shiftgit.ledger import snapshot  # a small ledger leaves none
+
+            snapshot.keep(self.repo.git_dir, ledger.run, written)  # the last write's records, left at exit
+        if interim:
+            return
         try:  # the gate skips re-validating (and, clean, re-scanning) these bytes; not written: incremental.render
             validated.record(self.repo.git_dir, [data], written=bool(written.written), clean=bool(written.written)
                              and validated.scanned_clean(data), sha1_only=self.repo.object_format == "sha1")
@@ -265,8 +295,7 @@ class Store:
         For small changes shiftgit builds itself from checked values (the agent hooks' `sessions` list): the bytes
         read were validated and the change keeps the schema (the tests validate every such write), so the result is
         recorded as validated. `change` returns the new document, or None to write nothing. Redacting what it adds
-        is the caller's job; `updated_at` and spend stay as they are (no work time accrues here, the next full write
-        counts it)."""
+        is the caller's job; `updated_at` and spend stay as they are (the next full write counts the work time)."""
         with self.lock(run):
             self._writable(run)
             changed = change(self.document(run))
@@ -291,10 +320,11 @@ class Store:
                                  f"`shiftgit resume {ledger.run}`")
             self.write(ledger)
 
-    def update(self, run: str, change: Callable[[Ledger], Ledger], *, checked: bool = True) -> Ledger:
+    def update(self, run: str, change: Callable[[Ledger], Ledger], *, checked: bool = True,
+               interim: bool = False) -> Ledger:
         """Read, change and write one ledger under its lock (the lock dies with its holder).
 
-        Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`: see `write`.
+        Wall minutes since the previous write accrue to the run's spend (budgets.accrue). `checked`, `interim`: `write`.
         """
         from shiftgit.ledger.budgets import accrue
         from shiftgit.ledger.reading import GcPaused
@@ -302,40 +332,12 @@ class Store:
             self._writable(run)
             before = self.read(run)
             ledger = accrue(before, change(before))
-            self.write(ledger, checked=checked)
+            self.write(ledger, checked=checked, interim=interim)
             return ledger
 
     def lock(self, run: str) -> RunLock:
         """The run's lock, for `with` (an flock: the kernel lets go of it when its holder dies)."""
         return RunLock(self.repo.private("locks", f"{validate_run_id(run)}.lock"))
-
-    # -- active run (per worktree, in the git dir) ------------------------------------------
-    def active_run(self, environ: Mapping[str, str] | None = None) -> str | None:
-        env = os.environ if environ is None else environ
-        if env.get("SHIFT_RUN"):
-            return validate_run_id(env["SHIFT_RUN"])
-        pointer = self.repo.private("active")
-        try:
-            run = pointer.read_text("utf-8").strip()
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _bad_pointer(pointer, getattr(exc, "strerror", None) or "not UTF-8 text") from None
-        if run and run_id_problem(run):
-            raise _bad_pointer(pointer, f"it holds {textsafe.quote(run, 80)}, not a run id")
-        return run if run and self.exists(run) else None
-
-    def set_active(self, run: str | None) -> None:
-        pointer = self.repo.private("active")
-        if pointer.is_dir() and not pointer.is_symlink():
-            try:
-                pointer.rmdir()  # an empty directory in the way: nothing of value is lost
-            except OSError:
-                pass
-        if run is None:
-            pointer.unlink(missing_ok=True)
-        else:
-            write_atomic(pointer, (run + "\n").encode())
 
     def resolve_run(self, run: str | None, environ: Mapping[str, str] | None = None) -> str:
         """The named run, else the one discovery picks (ledger/discovery.py); a clear error when none fits."""
@@ -343,7 +345,3 @@ class Store:
 
         return discover(self, run, environ).run
 
-
-def _bad_pointer(pointer: Path, why: str) -> UsageError:
-    return UsageError(f"the active-run pointer {pointer} cannot be read ({why}); remove it (`rm -r {pointer}`), "
-                      "then pick the run with `shiftgit resume RUN`")

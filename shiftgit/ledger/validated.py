@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from shiftgit import digests
 from shiftgit.digests import hasher
 
 TYPE_CHECKING = False  # typing and pathlib cost ~4 and ~5 ms to import on the commit path: annotations only
@@ -58,24 +59,8 @@ def _hashes() -> tuple[Any, Any]:
 def blob_id(data: bytes, *, sha256: bool = False) -> str:
     """The git blob id of `data` in a sha1 (default) or a sha256 repository. The same bytes object asked
     again gives the id hashed the first time (`status` asks three times per ledger: sources twice, then
-    `is_known`); the few MiB of ledgers last asked are kept for that."""
-    global _REMEMBERED_BYTES
-    key = (id(data), sha256)
-    hit = _REMEMBERED.get(key)
-    if hit is not None and hit[0] is data:  # the object is kept here, so its id is not another's
-        return hit[1]
-    found: str = hasher(64 if sha256 else 40, len(data))(b"blob %d\0" % len(data) + data).hexdigest()
-    if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
-        _REMEMBERED.clear()
-        _REMEMBERED_BYTES = 0
-    _REMEMBERED[key] = (data, found)
-    _REMEMBERED_BYTES += len(data)
-    return found
-
-
-REMEMBER_BYTES = 64 * 1024 * 1024
-_REMEMBERED: dict[tuple[int, bool], tuple[bytes, str]] = {}
-_REMEMBERED_BYTES = 0
+    `is_known`; a write records the id its ledger commit uses again): see `digests.blob_id`."""
+    return digests.blob_id(data, 64 if sha256 else 40)
 
 
 def path(git_dir: str | Path) -> Path:

@@ -109,8 +109,7 @@ class Sharer:
             self.by, self.asked = self.asked(), None
         try:
             with store.lock(self.run):
-                data = store.ledger_path(self.run).read_bytes()
-                ledger = store.read(self.run)  # the model of these bytes, kept by the write just made: no parse
+                data, ledger = store.current(self.run)  # as the write just made left them: no parse, no hash
                 point = {"seq": ledger.checkpoint.seq} if ledger.checkpoint else None
                 facts: dict[str, object] = {"checkpoint": point, "lease": dict(ledger.lease) if ledger.lease else None}
                 commit = ledgerref.commit_ledger(store.repo, self.run, data, clone_id(store.repo), self.by, self.tip,

@@ -126,10 +126,10 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
     for line in warnings:  # fail open, but never silently
         sys.stderr.write(line + "\n")
     who = here(store, environ)
-    for _ in range(TAKE_TRIES):
+    for attempt in range(TAKE_TRIES):
+        seen = fence.tips(store.repo.git if attempt else _hash_ahead(store, run), run)
         lease = store.read(run).lease  # the model the write reads next (Store.read keeps it): one parse, not two
         mine = epoch_of(lease)
-        seen = fence.tips(store.repo.git, run)
         epoch = _decide(run, lease, mine, seen, who)
         if epoch > 0:  # this place holds it: renew
             taken = "continued on this branch" if epoch > mine else None
@@ -144,6 +144,21 @@ def guard(store: Store, run: str, *, fetch: bool = True, environ: Mapping[str, s
             return Ticket(epoch, tuple(warnings), claim)
     raise Fenced(f"run {run}: could not take owner epoch {epoch}, other writers kept taking it first; "
                  f"`shiftgit resume {run}` shows who holds it now")
+
+
+def _hash_ahead(store: Store, run: str) -> Callable[..., str]:
+    """`store.repo.git`, which first has OpenSSL load in a thread when the ledger is big (it is hashed when read next:
+    is it one shiftgit validated?): the thread imports while this one waits for `for-each-ref`, not before."""
+    from shiftgit.digests import load_ahead
+
+    def git(*args: str, **kwargs: Any) -> str:
+        try:
+            load_ahead(os.stat(store.ledger_path(run)).st_size)
+        except OSError:  # no ledger file here (archived): nothing big to hash
+            pass
+        return store.repo.git(*args, **kwargs)
+
+    return git
 
 
 def fenced(store: Store, run: str) -> str:
