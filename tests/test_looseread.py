@@ -84,3 +84,23 @@ def test_a_corrupt_loose_object_is_not_answered_from_its_file(run_repo: Repo) ->
     assert reader.started is not None
     path.write_bytes(saved)
     assert subprocess.run(["git", "fsck"], cwd=run_repo.path, capture_output=True).returncode == 0
+
+
+def test_replaced_objects_and_grafts_leave_every_read_to_git(run_repo: Repo) -> None:
+    """diff-index sees HEAD through `refs/replace/`; an unlisted `:path` answered from HEAD's own tree would be
+    neither the index's blob nor git's answer (review of c17: a staged secret read as the replaced file)."""
+    git_dir = str(run_repo.path / ".git")
+    head = run_repo.head()
+    run_repo.write("calc.py", "SECRET = 'x'\n")
+    run_repo.git("add", "calc.py")
+    run_repo.git("commit", "-q", "--no-verify", "-m", "replacement")
+    other = run_repo.head()
+    run_repo.git("reset", "-q", "--hard", head)
+    run_repo.git("replace", head, other)
+    run_repo.git("reset", "-q", "--hard", "HEAD")
+    assert looseread.for_hook(str(run_repo.path), git_dir, hook_env(), hook_env()) is None
+    run_repo.git("replace", "-d", head)
+    assert looseread.for_hook(str(run_repo.path), git_dir, hook_env(), hook_env()) is not None
+    (run_repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (run_repo.path / ".git" / "info" / "grafts").write_text(f"{head}\n")
+    assert looseread.for_hook(str(run_repo.path), git_dir, hook_env(), hook_env()) is None

@@ -104,6 +104,23 @@ def test_a_hand_edit_of_a_snapshotted_effect_is_read_and_checked_as_before(run_r
         Store.open(run_repo.path).read("demo")
 
 
+def test_a_hand_edit_that_repeats_the_effects_key_is_read_as_json_reads_it(run_repo: Repo) -> None:
+    """JSON keeps the last of two `"effects"` keys; the snapshot's text matches the first. Bytes the schema takes but
+    shiftgit did not write are never read from a snapshot (review of e17: the second `effect list` listed 400
+    effects the file does not hold, and `effect run` skipped a key it never ran)."""
+    store = Store.open(run_repo.path)
+    many = tuple(effect(i, result="exit 0 " + "r" * 700) for i in range(400))
+    store.write(dataclasses.replace(store.read("demo"), effects=many))  # > 256 KiB: a snapshot is left at exit
+    snapshot._save_all()
+    path = run_repo.ledger_path("demo")
+    text = path.read_text()
+    after = text.index("\n  ],\n", text.index('\n  "effects": [')) + len("\n  ],\n")
+    path.write_text(text[:after] + '  "effects": [],\n' + text[after:])  # valid JSON, valid by the schema
+    for _ in range(2):  # the first read lists the bytes as validated; the second must not take the snapshot
+        listed = run_repo.ok("effect", "list", "--run", "demo", "--json")
+        assert json.loads(listed.stdout) == []
+
+
 def test_a_torn_foreign_or_other_version_snapshot_is_left_aside(run_repo: Repo, small: None,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     snapshotted(run_repo, 4)

@@ -37,9 +37,15 @@ def for_hook(root: str, git_dir: str, environ: Mapping[str, str], env: Mapping[s
     """The reader a git hook at the top of the work tree ROOT uses (its cat-file runs with ENV), or None where git
     finds the repository another way (ENVIRON names it): cat-file reads everything then."""
     common = refswap.common_dir(git_dir)
-    if common is None or any(environ.get(name) for name in ELSEWHERE):
+    if common is None or any(environ.get(name) for name in ELSEWHERE) or _replaced(common):
         return None
     return Loose(git_dir, common, lambda: CatFile(root, dict(env)))
+
+
+def _replaced(common: str) -> bool:
+    """Objects git may read as others (`git replace` refs, the old grafts file): diff-index sees HEAD through them,
+    a loose read of HEAD's own tree would not (what the hook answers for an unlisted `:path`)."""
+    return bool(headref.read_refs(common, ("refs/replace/",))) or os.path.exists(os.path.join(common, "info", "grafts"))
 
 
 class Loose:

@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+_CLEANED_UP = {1, 2, 13, 15}  # SIGHUP, SIGINT, SIGPIPE, SIGTERM (as git's sigchain cleans up its lock files)
 # in a config file, what could make git's update-ref do more than the files below (or pull in another file)
 ASIDE = (b"hookspath", b"refstorage", b"sharedrepository", b"fsync", b"include")
 
@@ -57,6 +58,18 @@ def swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, me
     """Move each (ref, new id, old id) all or none: True when moved; False when a lock is held or a ref is not at
     its old id (nothing moved); None when the files could not settle it (nothing moved, unless a rename failed
     after another ref was moved). IDENT: "Name <email> 1700000000 +0000" for the reflog lines."""
+    import _signal  # built in (the `signal` module would load enum: ~1.5 ms on the commit path)
+
+    # git's lockfile code removes its locks on SIGTERM, SIGHUP, SIGINT and SIGPIPE; a Python `finally` does not run
+    # under those signals' default action: they wait until the locks are renamed or removed
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, _CLEANED_UP)
+    try:
+        return _swap(common, swaps, ident, message)
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
+
+
+def _swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, message: str) -> bool | None:
     held: list[tuple[str, int]] = []  # (ref's path, its lock's fd; -1 once closed), in sorted order
     logs: list[int] = []
     moved = 0  # locks renamed into place: never unlinked after (a lock seen then would be the next writer's)

@@ -238,12 +238,14 @@ class Store(ActivePointer):
         return document if isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION else None
 
     def _snapshot(self, run: str, data: bytes) -> incremental.Written | None:
-        """The read of bytes shiftgit validated with the run's snapshot of their first effects (ledger/snapshot.py)."""
+        """The read of bytes shiftgit wrote (canonical, each key once) with the run's snapshot of their first effects
+        (ledger/snapshot.py). Validated is not enough: a hand edit the schema takes may repeat a key (`"effects"`
+        twice: JSON keeps the last), and the snapshot's text matches the first."""
         if len(data) < SNAPSHOT_MIN:
             return None
         from shiftgit.ledger import snapshot
 
-        return snapshot.load(self.repo.git_dir, run, data) if validated.is_known(self.repo.git_dir, data) else None
+        return snapshot.load(self.repo.git_dir, run, data) if validated.is_written(self.repo.git_dir, data) else None
 
     def _checked(self, run: str, data: bytes) -> Ledger:
         """Full check (JSON, version, schema); valid current-version bytes are remembered as validated."""
