@@ -178,3 +178,11 @@ def test_a_snapshot_a_few_effects_behind_is_kept_and_one_further_behind_replaced
     store, ledger, used = loaded(run_repo)
     assert used and len(store._seen["demo"].arrays["effects"].items or ()) == 37 and ledger == full_read(run_repo)
     assert snapshot._READ[(str(store.repo.git_dir), "demo")] == ledger.effects  # all of them from the snapshot
+
+
+def test_finishing_a_run_removes_its_snapshot(run_repo: Repo, small: None) -> None:
+    snapshotted(run_repo, 3)
+    where = snapshot._path(str(run_repo.path / ".git"), "demo")
+    assert os.path.isfile(where)
+    run_repo.ok("finish", "--status", "abandoned")
+    assert not os.path.exists(where)

@@ -43,7 +43,19 @@ def fingerprint() -> tuple[Any, ...]:
     from shiftgit.ledger.record import fields_of
 
     return (FORMAT, __version__, SCHEMA_VERSION, tuple(sys.version_info[:2]),
-            tuple((f.name, f.type, f.scope) for f in fields_of(Effect)))
+            tuple((f.name, f.type, f.scope) for f in fields_of(Effect)), _code())
+
+
+def _code() -> tuple[tuple[int, int], ...]:
+    """The code that makes records from text, as its files stand (size, mtime): two builds under one version string
+    (a checkout being edited, branches sharing a clone) never take each other's records."""
+    from shiftgit.ledger import model, record, roundtrip
+
+    try:
+        return tuple((found.st_size, found.st_mtime_ns) for found in map(os.stat, (
+            str(model.__file__), str(record.__file__), str(roundtrip.__file__), __file__)))
+    except OSError:
+        return ()
 
 
 def _path(git_dir: str, run: str) -> str:

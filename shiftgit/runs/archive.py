@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import shutil
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
@@ -74,6 +75,8 @@ def _remove(store: Store, run: str) -> None:
     runs = directory.parent
     with contextlib.suppress(OSError):
         runs.mkdir(exist_ok=True)  # `.shift/runs/` itself stays
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(store.repo.git_dir, "shift", "snapshots", run))  # its effects cache: ledger/snapshot.py
 
 
 # -- listing ----------------------------------------------------------------------------------------
