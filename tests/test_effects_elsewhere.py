@@ -54,6 +54,14 @@ def take_over(b: Machine) -> dict[str, Any]:
     return dict(json.loads(proc.stdout))
 
 
+def migrated_then_taken_over(a: Machine, b: Machine, db: Path) -> dict[str, Any]:
+    """A runs the migration, B takes the run over; A's record of it."""
+    assert a.sg(*migration(db)).returncode == 0
+    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
+    take_over(b)
+    return record
+
+
 def test_a_completed_effect_with_no_checkpoint_after_it_is_not_run_again_on_machine_b(
         two_machines: tuple[Machine, Machine, Path, Path]) -> None:
     a, b, origin, db = two_machines
@@ -123,9 +131,7 @@ def publish_late(b: Machine, document: dict[str, Any]) -> None:
 def test_effect_run_brings_in_a_record_fetched_after_the_takeover(
         two_machines: tuple[Machine, Machine, Path, Path], same_run: bool) -> None:
     a, b, origin, db = two_machines
-    assert a.sg(*migration(db)).returncode == 0
-    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
-    take_over(b)  # B's ledger: A's completed migration
+    record = migrated_then_taken_over(a, b, db)  # B's ledger: A's completed migration
     # A's later word on it (undone); or the word of another run that clones elsewhere also named "demo"
     created = b.ledger("demo")["created_at"] if same_run else "2001-01-01T00:00:00Z"
     publish_late(b, {**b.ledger("demo"), "created_at": created,
@@ -183,9 +189,7 @@ def test_a_later_attempt_that_died_beats_an_earlier_attempt_that_failed(
 def test_a_record_the_schema_refuses_is_named_once_and_breaks_nothing(
         two_machines: tuple[Machine, Machine, Path, Path]) -> None:
     a, b, origin, db = two_machines
-    assert a.sg(*migration(db)).returncode == 0
-    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
-    take_over(b)
+    record = migrated_then_taken_over(a, b, db)
     bad = {**record, "key": "bad-1", "exit_code": "zero"}
     service = {**record, "key": "service:web", "kind": "service", "attempts": 9,
                "process": {"host": "x", "pid": os.getpid(), "start": None}}
@@ -204,9 +208,7 @@ def test_a_record_whose_command_gives_a_secret_is_not_brought_in_nor_pushed_agai
         two_machines: tuple[Machine, Machine, Path, Path]) -> None:
     """Another clone's ledger never went through this clone's `effect run`, which refuses such a command."""
     a, b, origin, db = two_machines
-    assert a.sg(*migration(db)).returncode == 0
-    record = next(e for e in a.ledger("demo")["effects"] if e["key"] == "migrate-0042")
-    take_over(b)
+    record = migrated_then_taken_over(a, b, db)
     word = "hunter2" + "xyz"
     leaky = {**record, "key": "deploy-1", "argv": ["mysql", "-u", "root", "--password", word]}
     probed = {**record, "key": "deploy-2", "probe": f"sshpass -p {word} ssh db true"}

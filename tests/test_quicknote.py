@@ -39,13 +39,20 @@ def expected(repo: Repo, commit: str) -> tuple[str, str]:
     return handoff.pair(document)
 
 
+
+def noted_commit(repo: Repo, message: str) -> str:
+    """`git commit` traced into `t` (started_gits reads it); its two notes are the ones expected. HEAD."""
+    proc = repo.run(["git", "commit", "-q", "-m", message], env={"GIT_TRACE2_EVENT": str(repo.path / "t")})
+    assert proc.returncode == 0, proc.stderr
+    head = repo.head()
+    assert (read_note(repo.path, head), read_note(repo.path, head, DATA_REF)) == expected(repo, head)
+    return head
+
+
 def test_the_gate_prepares_the_note_and_post_commit_writes_it_as_the_general_way_would(run_repo: Repo) -> None:
     checkpoint(run_repo, "fast")
     tips = dict(zip((NOTES_REF, DATA_REF), run_repo.git("rev-parse", NOTES_REF, DATA_REF).split(), strict=True))
-    proc = run_repo.run(["git", "commit", "-q", "-m", "fast"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
-    assert proc.returncode == 0, proc.stderr
-    head = run_repo.head()
-    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    head = noted_commit(run_repo, "fast")
     lines, note, _ = quicknote.read_prepared(str(run_repo.path / ".git"))
     assert note == read_note(run_repo.path, head) and lines[0].endswith(" .shift/runs/demo/ledger.json")
     # one compare-and-swap moved both refs; their commits carry the annotated commit's committer line
@@ -77,10 +84,7 @@ def test_where_the_files_do_not_settle_a_ref_move_update_ref_moves_the_notes_ref
     hook.chmod(0o755)
     (run_repo.path / ".git" / "logs" / "refs" / "notes" / "shift-data").unlink()
     checkpoint(run_repo, "hooked")
-    proc = run_repo.run(["git", "commit", "-q", "-m", "hooked"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
-    assert proc.returncode == 0, proc.stderr
-    head = run_repo.head()
-    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    noted_commit(run_repo, "hooked")
     assert started_gits(run_repo, run_repo.path / "t").count("update-ref") == 1
     seen = (run_repo.path / ".git" / "seen").read_text()
     assert f" {DATA_REF}\n" in seen and f" {NOTES_REF}\n" in seen
@@ -91,10 +95,7 @@ def test_a_shared_repository_gets_the_objects_from_git_itself(run_repo: Repo) ->
     """Where the config may ask git for more than plain loose objects (here group-writable ones), git writes them."""
     run_repo.git("config", "core.sharedRepository", "group")
     checkpoint(run_repo, "shared")
-    proc = run_repo.run(["git", "commit", "-q", "-m", "shared"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
-    assert proc.returncode == 0, proc.stderr
-    head = run_repo.head()
-    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    noted_commit(run_repo, "shared")
     assert "unpack-objects" in started_gits(run_repo, run_repo.path / "t")
     assert run_repo.git("fsck", "--no-dangling", "--strict").strip() == ""
 
@@ -334,9 +335,6 @@ def test_after_gc_packed_objects_are_read_by_cat_file_and_the_commit_gets_its_no
     trees before the commit is made (git/waiter.py `_warm`); the note is the general way's."""
     run_repo.git("gc", "-q", "--prune=now")
     checkpoint(run_repo, "packed")
-    proc = run_repo.run(["git", "commit", "-q", "-m", "packed"], env={"GIT_TRACE2_EVENT": str(run_repo.path / "t")})
-    assert proc.returncode == 0, proc.stderr
-    head = run_repo.head()
-    assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
+    noted_commit(run_repo, "packed")
     gits = started_gits(run_repo, run_repo.path / "t")
     assert "cat-file" in gits and "diff-tree" not in gits and "update-ref" not in gits
