@@ -11,7 +11,7 @@ tree) plus the run's own recorded changes that no commit since the checkpoint's 
 from __future__ import annotations
 
 from shiftgit.git import record
-from shiftgit.repo import FileEntry, Repo
+from shiftgit.repo import FileEntry, Repo, clean_env
 
 
 def expected_tree(repo: Repo, point: record.Checkpoint, state: record.HeadState) -> str | None:
@@ -50,4 +50,12 @@ def _behind(repo: Repo, state: record.HeadState) -> bool:
     was made on, or a reset back. Nothing committed since replaces the checkpoint's content: its tree is the one."""
     if state.commits or state.carrier is not None or not state.base or not state.head:
         return False
-    return repo.git("merge-base", state.head, state.base, check=False).strip() == state.head
+    return is_ancestor(repo, state.head, state.base)
+
+
+def is_ancestor(repo: Repo, old: str, new: str) -> bool:
+    """`git merge-base --is-ancestor OLD NEW`: NEW's history holds OLD (False too when either is unknown here)."""
+    import subprocess
+
+    return subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=repo.root, capture_output=True,
+                          env=clean_env()).returncode == 0

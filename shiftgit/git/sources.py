@@ -13,6 +13,7 @@ from shiftgit import rawjson, textsafe
 from shiftgit.git import ledgerref, rawgit
 from shiftgit.git.notestree import CatFile, run_git
 from shiftgit.git.view import RUNS, ledger_path
+from shiftgit.ledger.canonical import is_ref_name
 from shiftgit.ledger.store import Store, run_id_problem, validate_run_id
 from shiftgit.ledger.validated import blob_id
 from shiftgit.procs import clone_id
@@ -55,6 +56,11 @@ class Source(NamedTuple):
     @property
     def is_committed(self) -> bool:
         return self.seq <= self.committed_seq
+
+    @property
+    def parsed(self) -> dict[str, Any]:
+        """DATA's JSON object ({} when it is none), unchecked: `document`, or a parse of DATA when it was not kept."""
+        return self.document if self.document is not None else _document(self.data) or {}
 
     def describe(self) -> str:
         """E.g. "checkpoint #5 published from host a (another clone) at 2026-01-02T10:42:00Z, not committed"."""
@@ -252,14 +258,27 @@ def published_only(store: Store, listing: str | None = None, here: frozenset[str
     return {run: best for run in runs if (best := pick(found[run])) is not None and best.kind == "published"}
 
 
-def branch_holding(repo: Repo, run: str, source: Source | dict[str, Any]) -> str | None:
-    """The branch (local, or a remote's) that commits the run's ledger, of the one SOURCE (a record, or its JSON)
-    says the run was last checkpointed on: then the run lives on that branch, not checked out here (`git switch`
-    it); None: no branch here has it (its commits never left the machine that published SOURCE)."""
-    document = source if isinstance(source, dict) else source.document or _document(source.data) or {}
-    point = document.get("checkpoint")
-    branch = point.get("branch") if isinstance(point, dict) else None
-    if not isinstance(branch, str) or not branch or not all(c.isalnum() or c in "._/-" for c in branch):
+def lost_runs(store: Store, listing: str | None = None, here: frozenset[str] = frozenset()) -> dict[str, Source]:
+    """`published_only`'s runs whose newest record says `active` and whose ledger no branch here commits: what a
+    machine that died left only in its published checkpoints (a run on another branch here is not lost)."""
+    return {run: source for run, source in published_only(store, listing, here).items()
+            if source.parsed.get("status") == "active" and branch_holding(store.repo, run, source) is None}
+
+
+def plain_branch(name: object) -> str | None:
+    """NAME when it is a branch name a shell and a ref pattern take as it is (it goes into the commands shown)."""
+    if not isinstance(name, str) or not is_ref_name(name) or name.startswith("-"):
+        return None
+    return name if all(c.isascii() and (c.isalnum() or c in "._/-") for c in name) else None
+
+
+def branch_holding(repo: Repo, run: str, source: Source) -> str | None:
+    """The branch (local, or a remote's) that commits the run's ledger, of the one SOURCE says the run was last
+    checkpointed on: then the run lives on that branch, not checked out here (`git switch` it); None: no branch
+    here has it (its commits never left the machine that published SOURCE)."""
+    point = source.parsed.get("checkpoint")
+    branch = plain_branch(point.get("branch") if isinstance(point, dict) else None)
+    if branch is None:
         return None
     refs = repo.git("for-each-ref", "--format=%(refname)", f"refs/heads/{branch}", f"refs/remotes/*/{branch}",
                     check=False).split()

@@ -28,6 +28,7 @@ from typing import Any
 from shiftgit.errors import GitError, UsageError
 from shiftgit.git import archive, fence, handoff, ledgerref, secretscan
 from shiftgit.git.fetchstate import mark_synced
+from shiftgit.git.headview import is_ancestor
 from shiftgit.git.notemerge import merge_note_texts
 from shiftgit.git.notes import DATA_REF, NOTES_REF, note_blobs, read_notes
 from shiftgit.git.notestree import (
@@ -181,11 +182,11 @@ def _merge_ref(repo: Repo, remote: str, ref: str, report: Report) -> str | None:
     theirs_ref = f"{TRACKING}/{remote}/{ref.removeprefix('refs/')}"
     local, theirs = repo.ref(ref), repo.ref(theirs_ref)
     counted = ref == NOTES_REF
-    if theirs is None or theirs == local or (local and _is_ancestor(repo, theirs, local)):
+    if theirs is None or theirs == local or (local and is_ancestor(repo, theirs, local)):
         if counted:
             report.total = len(note_blobs(repo.root, ref)) if local else 0
         return "none" if local is None else "up-to-date"
-    if local is None or _is_ancestor(repo, local, theirs):
+    if local is None or is_ancestor(repo, local, theirs):
         other = note_blobs(repo.root, theirs_ref)
         if counted:
             report.added = len(set(other) - set(note_blobs(repo.root, ref) if local else ()))
@@ -271,9 +272,9 @@ def _merge_snapshots(repo: Repo, remote: str, fenced: Mapping[str, str]) -> dict
     for name, mine in _refs(repo, SNAPSHOTS).items():
         other = theirs.get(name)
         ref = SNAPSHOTS + name
-        if other is None or other == mine or _is_ancestor(repo, other, mine):
+        if other is None or other == mine or is_ancestor(repo, other, mine):
             continue
-        if _is_ancestor(repo, mine, other):
+        if is_ancestor(repo, mine, other):
             if _swap(repo, ref, other, mine):
                 done[ref] = "fast-forward"
             continue
@@ -338,10 +339,6 @@ def _ok(repo: Repo, *args: str) -> bool:
     except GitError:
         return False
     return True
-
-
-def _is_ancestor(repo: Repo, old: str, new: str) -> bool:
-    return _ok(repo, "merge-base", "--is-ancestor", old, new)
 
 
 def _swap(repo: Repo, ref: str, new: str, old: str | None) -> bool:

@@ -10,16 +10,13 @@ person taking over to start a second run under the same name.
 
 from __future__ import annotations
 
-from typing import Any
-
-from shiftgit import rawjson, textsafe
+from shiftgit import textsafe
 from shiftgit.errors import LedgerError, UsageError
-from shiftgit.git import record, sources
+from shiftgit.git import headview, record, sources
 from shiftgit.git.record import Provenance
 from shiftgit.git.sources import Source
-from shiftgit.ledger.canonical import is_ref_name
 from shiftgit.ledger.discovery import HOW_TO_PICK, Pick, discover
-from shiftgit.ledger.store import Store, run_id_problem
+from shiftgit.ledger.store import Store
 from shiftgit.recovery.takeover import Record, select
 from shiftgit.repo import Repo
 
@@ -48,23 +45,14 @@ def pick(store: Store, run: str | None, adopt: bool = False) -> Pick:
 
 
 def active_runs(store: Store) -> dict[str, Source]:
-    """The runs with no ledger file here whose newest published record says `active` (not archived here)."""
-    found = sources.published_only(store)
-    return {run: source for run, source in found.items() if _status(source) == "active"
-            and not store.is_archived(run) and sources.branch_holding(store.repo, run, source) is None}
+    """The runs with no ledger file here whose newest published record says `active`, on no branch here, not
+    archived here (git/sources.lost_runs)."""
+    return {run: source for run, source in sources.lost_runs(store).items() if not store.is_archived(run)}
 
 
 def on_branch(run: str, branch: str) -> str:
     return (f"run {run!r} is not on this branch: its ledger is committed on branch {branch}; `git switch {branch}`, "
             f"then `shiftgit resume {run}`")
-
-
-def _status(source: Source) -> object:
-    try:
-        document = source.document if source.document is not None else rawjson.loads(source.data)
-    except ValueError:
-        return None
-    return document.get("status") if isinstance(document, dict) else None
 
 
 def newest_record(store: Store, run: str, where: str, provenance: Provenance,
@@ -101,20 +89,16 @@ def not_here_hint(repo: Repo) -> str | None:
     """For a work tree with no `.shift/` (a fresh clone of a branch the other machine never pushed to): the active
     runs another clone published, each with the git command that brings the commit it was checkpointed on. None:
     no published run here (`sync` fetches them)."""
-    from shiftgit.git import ledgerref
-
     lines = []
-    for run, tips in sorted(ledgerref.tips(repo).items()):
-        documents = [_json(repo.show(f"{tip.commit}:{ledgerref.FILE}")) for tip in tips]
-        newest = max(documents, key=lambda d: (ledgerref.epoch_of(d), ledgerref.seq_of(d)))
-        point = newest.get("checkpoint")
+    for run, source in sources.published_only(Store(repo)).items():
+        point = source.parsed.get("checkpoint")
         base, branch = (point.get("base"), point.get("branch")) if isinstance(point, dict) else (None, None)
-        if newest.get("status") != "active" or not isinstance(base, str) or run_id_problem(run) is not None:
+        if source.parsed.get("status") != "active" or not isinstance(base, str):
             continue
-        held = sources.branch_holding(repo, run, newest)
+        held = sources.branch_holding(repo, run, source)
         how = f"`git switch {held}` (its ledger is committed there)" if held else bring(repo, base, branch)
-        lines.append(f"run {run!r} (checkpoint #{ledgerref.seq_of(newest)}, published by another clone) was made "
-                     f"on commit {base[:12]}{_on(branch)}: {how}, then `shiftgit resume {run}`")
+        lines.append(f"run {run!r} (checkpoint #{source.seq}, published by another clone) was made on commit "
+                     f"{base[:12]}{_on(branch)}: {how}, then `shiftgit resume {run}`")
         if len(lines) == 3:
             break
     return "; ".join(lines) if lines else None
@@ -129,32 +113,12 @@ def bring(repo: Repo, base: str, branch: object) -> str:
     that branch (made, or fast-forwarded), a fast-forward of HEAD's when it is that branch, else a detached HEAD."""
     if not record.has_object(repo, base, "commit"):
         return "its commits are not in this clone (fetch the branch it was made on)"
-    name = branch if isinstance(branch, str) and _plain_name(branch) else None  # (a name a shell takes as it is)
+    name = sources.plain_branch(branch)
     if name is not None and name != repo.branch():
         if repo.ref(f"refs/heads/{name}") is None:
             return f"`git switch -c {name} {base[:12]}` checks it out"
-        if _ancestor(repo, f"refs/heads/{name}", base):
+        if headview.is_ancestor(repo, f"refs/heads/{name}", base):
             return f"`git switch {name} && git merge --ff-only {base[:12]}` brings it (it builds on {name})"
-    elif _ancestor(repo, "HEAD", base):
+    elif headview.is_ancestor(repo, "HEAD", base):
         return f"`git merge --ff-only {base[:12]}` brings it (it builds on HEAD)"
     return f"`git switch --detach {base[:12]}` checks it out"
-
-
-def _plain_name(branch: str) -> bool:
-    return is_ref_name(branch) and not branch.startswith("-") and all(c.isascii() and (c.isalnum() or c in "._/-")
-                                                                      for c in branch)
-
-
-def _ancestor(repo: Repo, old: str, new: str) -> bool:
-    import subprocess
-
-    return subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=repo.root,
-                          capture_output=True).returncode == 0
-
-
-def _json(data: bytes | None) -> dict[str, Any]:
-    try:
-        document = rawjson.loads(data) if data is not None else None
-    except ValueError:
-        return {}
-    return document if isinstance(document, dict) else {}

@@ -10,13 +10,12 @@ snapshot's files into the work tree, keeping what it replaces (files and ledger)
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from shiftgit.errors import GitError, LedgerError, UsageError
-from shiftgit.git import ledgerref, publish, record, sources
+from shiftgit.git import headview, ledgerref, publish, record, sources
 from shiftgit.git.record import Provenance
 from shiftgit.git.sources import Source
 from shiftgit.ledger.model import Ledger
@@ -185,17 +184,11 @@ def _continue_refs(store: Store, run: str, adopted: Source, snapshot: str | None
         current = repo.ref(ref)
         if not target or not record.has_object(repo, target, "commit") or current == target:
             continue
-        if current is None or _is_ancestor(store, current, target):
+        if current is None or headview.is_ancestor(repo, current, target):
             try:
                 repo.update_ref(ref, target, current or repo.null_id, f"shiftgit resume --adopt {run}")
             except GitError:
                 pass  # moved meanwhile: the next checkpoint and sync keep both histories
-
-
-def _is_ancestor(store: Store, old: str, new: str) -> bool:
-    proc = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=store.repo.root, env=clean_env(),
-                          capture_output=True)
-    return proc.returncode == 0
 
 
 def _with_ledger(store: Store, tree: str, run: str, data: bytes | None) -> str:

@@ -81,19 +81,16 @@ def _archived(store: Store, here: set[str]) -> list[dict[str, Any]]:
 def _published_only(store: Store, listing: str, here: frozenset[str], pick: Callable[[list[Any]], Any]) -> list[Any]:
     """Runs another clone published whose ledger is not in this work tree (never pushed to this branch), when the
     newest record says `active`: the run to take over, with the command that restores it here."""
-    from shiftgit.git.sources import branch_holding, published_only
+    from shiftgit.git.sources import lost_runs
     from shiftgit.runs.overview import row
 
     rows = []
-    for run, source in published_only(store, listing, here).items():
-        if branch_holding(store.repo, run, source) is not None:
-            continue  # committed on a branch not checked out here: not lost, as every other branch's run
+    for run, source in lost_runs(store, listing, here).items():  # (a run on another branch here is not lost)
         try:
             document = store.document(run, migrate=True, data=source.data, parsed=source.document)
         except ShiftError:
             continue  # a record the schema refuses: `resume RUN` names it
-        if document.get("status") == "active":
-            rows.append({**row(document), **_newest(run, [source], pick), "published_only": True})
+        rows.append({**row(document), **_newest(run, [source], pick), "published_only": True})
     return rows
 
 
