@@ -24,7 +24,6 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-_CLEANED_UP = {1, 2, 13, 15}  # SIGHUP, SIGINT, SIGPIPE, SIGTERM (as git's sigchain cleans up its lock files)
 # in a config file, what could make git's update-ref do more than the files below (or pull in another file)
 ASIDE = (b"hookspath", b"refstorage", b"sharedrepository", b"fsync", b"include")
 
@@ -62,7 +61,8 @@ def swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, me
 
     # git's lockfile code removes its locks on SIGTERM, SIGHUP, SIGINT and SIGPIPE; a Python `finally` does not run
     # under those signals' default action: they wait until the locks are renamed or removed
-    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, _CLEANED_UP)
+    cleaned_up = {_signal.SIGHUP, _signal.SIGINT, _signal.SIGPIPE, _signal.SIGTERM}  # as git's sigchain's
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, cleaned_up)
     try:
         return _swap(common, swaps, ident, message)
     finally:
