@@ -186,22 +186,38 @@ def test_a_later_attempt_that_died_beats_an_earlier_attempt_that_failed(
     assert db.read_text() == "applied\n"
 
 
-def test_a_record_the_schema_refuses_is_named_once_and_breaks_nothing(
+def test_a_record_the_schema_refuses_is_named_once_and_its_key_waits_for_a_human(
         two_machines: tuple[Machine, Machine, Path, Path]) -> None:
+    """B cannot bring in what A's ledger says of `bad-1`, but it does say A ran it: B must not run it again."""
     a, b, origin, db = two_machines
     record = migrated_then_taken_over(a, b, db)
-    bad = {**record, "key": "bad-1", "exit_code": "zero"}
+    bad = {**record, "key": "bad-1", "exit_code": "zero", "attempts": 2}
+    failed = {**record, "key": "bad-2", "exit_code": "one", "state": "failed"}  # may run again anyway
+    unusable = {**record, "key": "bad key", "exit_code": "zero"}  # no key to hold it by
     service = {**record, "key": "service:web", "kind": "service", "attempts": 9,
                "process": {"host": "x", "pid": os.getpid(), "start": None}}
-    publish_late(b, {**b.ledger("demo"), "effects": [*b.ledger("demo")["effects"], bad, service]})
+    publish_late(b, {**b.ledger("demo"), "effects": [*b.ledger("demo")["effects"], bad, failed, unusable, service]})
     synced = b.sg("sync")
     assert synced.returncode == 0 and "Traceback" not in synced.stderr, synced.stderr
     assert 'effect "bad-1"' in synced.stderr and "was not brought in" in synced.stderr and "exit_code" in synced.stderr
-    assert {e["key"] for e in b.ledger("demo")["effects"]} == {"migrate-0042"}  # neither brought in
+    assert 'effect "bad-1": outcome unknown here' in synced.stderr, synced.stderr
+    effects = {e["key"]: e for e in b.ledger("demo")["effects"]}
+    assert set(effects) == {"migrate-0042", "bad-1"}  # neither bad-2, "bad key" nor the service
+    stub = effects["bad-1"]
+    assert stub["state"] == "unknown" and stub["kind"] == "db_migration" and stub["attempts"] == 2
+    assert not stub.get("argv") and stub.get("exit_code") is None and "could not be brought in" in stub["result"]
     job = ("effect", "run", "--key", "k", "--kind", "job", "--repeatable", "--", "true")
     for args in (("checkpoint", "--step", "B step 2"), job):
         proc = b.sg(*args)
         assert proc.returncode == 0 and "not brought in" not in proc.stderr, proc.stderr  # said once
+    again = ("effect", "run", "--key", "bad-1", "--kind", "other", "--", sys.executable, "-c",
+             f"open({str(db)!r}, 'a').write('bad-1 again\\n')")
+    proc = b.sg(*again)
+    assert proc.returncode == 1 and "outcome is unknown" in proc.stderr and "effect reconcile bad-1" in proc.stderr
+    assert "bad-1 again" not in db.read_text()
+    b.ok("effect", "reconcile", "bad-1", "--state", "failed", "--evidence", "not in the schema table")
+    assert b.sg(*again[:5], "db_migration", "--reversible", *again[6:]).returncode == 0
+    assert db.read_text().endswith("bad-1 again\n")
 
 
 def test_a_record_whose_command_gives_a_secret_is_not_brought_in_nor_pushed_again(
@@ -219,7 +235,10 @@ def test_a_record_whose_command_gives_a_secret_is_not_brought_in_nor_pushed_agai
                        ("deploy-2", "effect.probe: argv[2], the word after sshpass's -p")):
         assert f'effect "{key}"' in synced.stderr and f"looks like a secret ({where})" in synced.stderr
     assert word not in synced.stderr and word not in b.ledger_path("demo").read_text()
-    assert {e["key"] for e in b.ledger("demo")["effects"]} == {"migrate-0042"}
+    effects = {e["key"]: e for e in b.ledger("demo")["effects"]}  # A ran them: B holds their keys, nothing more
+    assert set(effects) == {"migrate-0042", "deploy-1", "deploy-2"}
+    assert all(effects[k]["state"] == "unknown" and not effects[k].get("argv") and not effects[k].get("probe")
+               for k in ("deploy-1", "deploy-2")), effects
     b.write("calc.py", b.read("calc.py") + "# B step 2\n")
     b.ok("checkpoint", "--step", "B step 2")
     b.ok("sync")

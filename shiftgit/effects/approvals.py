@@ -23,6 +23,7 @@ KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+=-]{0,127}$"
 HISTORY_CAP = 20
 AGENT_MARKERS = ("CLAUDECODE",)  # set in the environment an agent's own commands run in
 _KEY = re.compile(KEY_PATTERN)
+_KIND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
 def now_iso(now: dt.datetime | None = None) -> str:
@@ -41,6 +42,11 @@ def validate_key(key: str) -> str:
     if find_secrets(key):  # it would be stored redacted, and the key would no longer find its record
         raise UsageError(f"effect key {key!r} looks like a secret; use a descriptive key (e.g. migrate-0042)")
     return key
+
+
+def valid_kind(kind: str) -> bool:
+    """An effect kind: a label shown in refusals and reports (a secret there would be published with the ledger)."""
+    return bool(_KIND.match(kind)) and not find_secrets(kind)
 
 
 def state_of(approval: Approval, now: dt.datetime | None = None) -> str:

@@ -19,14 +19,14 @@ from typing import Any, BinaryIO, NamedTuple
 
 from shiftgit import procs
 from shiftgit.effects import approvals, external
-from shiftgit.effects.approvals import now_iso, validate_key
+from shiftgit.effects.approvals import now_iso, valid_kind, validate_key
 from shiftgit.errors import CheckFailed, UsageError
 from shiftgit.evidence import runner as evidence
 from shiftgit.ledger.argvsecrets import argv_secret
 from shiftgit.ledger.budgets import require_budget
 from shiftgit.ledger.model import FINISH_STATUSES, Effect, Ledger
 from shiftgit.ledger.record import replace
-from shiftgit.ledger.secrets import find_secrets, redact
+from shiftgit.ledger.secrets import redact
 from shiftgit.ledger.store import Store
 
 REVERSIBILITY = ("repeatable", "reversible", "irreversible")
@@ -36,7 +36,6 @@ HISTORY_CAP, TAIL_CHARS, PROBE_TIMEOUT, TIMED_OUT = 20, 2000, 120.0, 124
 # Test-only: "after-planned", "after-attempted", "after-command" (comma-separated) make `effect run`
 # print `shiftgit: test pause: STAGE` on stderr and sleep there, so crash tests can kill it at that stage.
 PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"
-_KIND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
 class EffectInput(NamedTuple):
@@ -112,7 +111,7 @@ def validate_input(spec: EffectInput) -> None:
             raise UsageError(f"--capture-id {spec.capture_id!r} is not a regular expression ({exc}); nothing was "
                              "run") from None
     validate_key(spec.key)
-    if not _KIND.match(spec.kind) or find_secrets(spec.kind):
+    if not valid_kind(spec.kind):
         raise UsageError(f"bad effect kind {spec.kind!r}: use 1-64 of A-Z a-z 0-9 . _ : - (e.g. db_migration)")
     if spec.reversibility is not None and spec.reversibility not in REVERSIBILITY:
         raise UsageError(f"unknown reversibility {spec.reversibility!r}; use one of {', '.join(REVERSIBILITY)}")
@@ -151,12 +150,12 @@ def _admit(ledger: Ledger, spec: EffectInput) -> Effect | None:
         raise UsageError(refusal)
     old = ledger.effect(spec.key)
     if old is not None:
-        _same(old, spec)
         state = state_of(old)
+        if state in ("attempted", "unknown", "compensated"):  # whatever kind the record says: the key ran
+            raise CheckFailed(_blocked(ledger.run, old, state))
+        _same(old, spec)
         if state == "completed":
             return old
-        if state in ("attempted", "unknown", "compensated"):
-            raise CheckFailed(_blocked(ledger.run, old, state))
     require_budget(ledger, f"effect {spec.key!r}")
     if _reversibility(old, spec) == "irreversible":
         approvals.require_confirmed(ledger, spec.key)

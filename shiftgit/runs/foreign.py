@@ -6,11 +6,15 @@ attempted (before its command starts) and again when it ends, and starts the pub
 (`share`). Another clone fetches those commits with `sync`; before `effect run`, `effect record|reconcile`,
 `checkpoint` and `resume` decide anything, `absorb` brings each published effect record that is further along
 than this ledger's (`_rank`: a later attempt, then model.EFFECT_RANK's order; a tie keeps the record here) into
-the working ledger, with a history line naming the host and ledger commit it came from. A record the schema refuses,
-or whose command holds a secret (ledger/commandsecrets.py), is named once and left out; service records are never
-brought in (a process lives on one machine). A record left `attempted` on another machine then reads `unknown` here
-(procs.is_alive cannot see that machine's process): refused until a human reconciles it; a completed one is
-returned, not run again.
+the working ledger, with a history line naming the host and ledger commit it came from. A record left `attempted`
+on another machine then reads `unknown` here (procs.is_alive cannot see that machine's process): refused until a
+human reconciles it; a completed one is returned, not run again. Service records are never brought in (a process
+lives on one machine).
+
+A record the schema refuses, or whose command holds a secret (ledger/commandsecrets.py), is named once and not
+brought in. When it says the effect was attempted, done or undone there, its key still reads `unknown` here
+(`_stub`: its key, kind and attempt count, no command, probe or outcome: any of them may be what was refused), so
+this clone never reruns it before a human reconciles it.
 
 Every commit on the run's ledger refs that is not yet merged here is read once (`git rev-list` from the tips,
 stopping at the commits already seen), so an effect recorded between two checkpoints of a diverged history is
@@ -32,10 +36,12 @@ from shiftgit.ledger.store import Store
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NamedTuple
 
     from shiftgit.git.fence import Claim
     from shiftgit.git.shiftrefs import Writer
+else:
+    from shiftgit.tuples import NamedTuple
 
 SEEN = "effects-seen"
 SEEN_KEPT = 4096
@@ -57,7 +63,7 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
     commits = _walk(store, unseen, seen)
     here = store.read(run)
     records, lines = _records(store, commits, here)
-    found = {key: record for key, record in records.items() if _further(record[0], here)}
+    found = {key: record for key, record in records.items() if _further(record, here)}
     if found:  # else nothing is written (a write would also renew the lease)
         from shiftgit.effects.approvals import now_iso
         from shiftgit.effects.runner import put
@@ -66,12 +72,20 @@ def absorb(store: Store, run: str, tips: tuple[str, ...] | None = None) -> list[
 
         def change(ledger: Ledger) -> Ledger:
             brought.clear()
-            for effect, where in found.values():
-                if not _further(effect, ledger):  # re-checked under the lock
+            for record in found.values():
+                effect, where = record.effect, record.where
+                if not _further(record, ledger):  # re-checked under the lock
                     continue
-                ledger = put(ledger, _brought(effect, ledger.effect(effect.key), where), now_iso())
-                state = effect.state if effect.state != "attempted" else "attempted there, outcome unknown here"
-                brought.append(f"effect {textsafe.quote(effect.key)}: {state} (recorded {where})")
+                mine = ledger.effect(effect.key)
+                if record.problem is None:
+                    ledger = put(ledger, _brought(effect, mine, where), now_iso())
+                    state = effect.state if effect.state != "attempted" else "attempted there, outcome unknown here"
+                    brought.append(f"effect {textsafe.quote(effect.key)}: {state} (recorded {where})")
+                else:
+                    ledger = put(ledger, _unknown_here(record, mine), now_iso())
+                    brought.append(f"effect {textsafe.quote(effect.key)}: outcome unknown here, as its record {where} "
+                                   f"could not be brought in; it will not run until `shiftgit effect reconcile "
+                                   f"{effect.key} --state completed|failed|compensated --evidence TEXT`")
             return ledger
 
         store.update(run, change)
@@ -140,17 +154,27 @@ def _walk(store: Store, tips: list[str], seen: set[str]) -> list[str]:
     return [line for line in proc.split() if len(line) in (40, 64)]
 
 
-def _records(store: Store, commits: list[str], mine: Ledger) -> tuple[dict[str, tuple[Effect, str]], list[str]]:
-    """Per key, the furthest-along effect record among COMMITS' ledgers (newest first: on a tie the newer commit's),
-    with where it was recorded; and a line for each record the schema refuses (not brought in). Only ledgers of this
-    very run count: the same id and creation time as MINE (two clones may each start a run named `demo`)."""
+class Found(NamedTuple):
+    """An effect record of another clone's ledger commit, with where it was recorded and its rank there. PROBLEM: why
+    it could not be brought in (the schema refused it, its command holds a secret); EFFECT is then `_stub`'s."""
+    effect: Effect
+    where: str
+    rank: tuple[int, int]
+    problem: str | None = None
+
+
+def _records(store: Store, commits: list[str], mine: Ledger) -> tuple[dict[str, Found], list[str]]:
+    """Per key, the furthest-along effect record among COMMITS' ledgers (newest first: on a tie the newer commit's,
+    and a record brought in before one that could not be); and a line for each record that cannot be brought in.
+    Only ledgers of this very run count: the same id and creation time as MINE (two clones may each start a run
+    named `demo`)."""
     from shiftgit.git.notestree import CatFile
     from shiftgit.repo import clean_env
 
     if not commits:
         return {}, []
     hosts = _hosts(store, commits)
-    best: dict[str, tuple[Effect, str]] = {}
+    best: dict[str, Found] = {}
     refused: list[str] = []
     with CatFile(store.repo.root, clean_env()) as cat:
         answers = cat.get([f"{commit}:{ledgerref.FILE}" for commit in commits])
@@ -162,9 +186,58 @@ def _records(store: Store, commits: list[str], mine: Ledger) -> tuple[dict[str, 
             if problem is not None:
                 key = textsafe.quote(textsafe.one_line(str(item.get("key")), 80))
                 refused.append(f"effect {key} ({where}) was not brought in: {problem}")
-            elif effect is not None and (effect.key not in best or _rank(effect) > _rank(best[effect.key][0])):
-                best[effect.key] = (effect, where)
+                found = _stub(item, where, problem)
+            else:
+                found = Found(effect, where, _rank(effect)) if effect is not None else None
+            if found is not None and (found.effect.key not in best or _order(found) > _order(best[found.effect.key])):
+                best[found.effect.key] = found
     return best, refused[:5]
+
+
+def _order(found: Found) -> tuple[tuple[int, int], bool]:
+    return found.rank, found.problem is None
+
+
+def _stub(item: dict[str, Any], where: str, problem: str) -> Found | None:
+    """What may be kept of a record that cannot be brought in: that its key was attempted, done or undone there
+    (None: it failed there, so it may run again anyway, or its key is unusable). Its command, probe and outcome stay
+    out: any of them may be what was refused."""
+    from shiftgit.effects.approvals import now_iso, valid_kind, validate_key
+    from shiftgit.effects.runner import REVERSIBILITY
+    from shiftgit.errors import UsageError
+
+    state, key, kind = item.get("state"), item.get("key"), item.get("kind")
+    if state not in ("attempted", "unknown", "completed", "compensated") or not isinstance(key, str):
+        return None
+    try:
+        validate_key(key)
+    except UsageError:
+        return None
+    attempts = item.get("attempts")
+    attempts = attempts if isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 0 else 1
+    kind = kind if isinstance(kind, str) and valid_kind(kind) else "unknown"
+    reversibility = item.get("reversibility")
+    reversibility = reversibility if reversibility in REVERSIBILITY else "irreversible"
+    stub = Effect(key=key, kind=kind, reversibility=reversibility, state="unknown", created_at=now_iso(),
+                  attempts=min(attempts, 1 << 30))
+    return Found(stub, where, (attempts, EFFECT_RANK[str(state)]), problem)
+
+
+def _unknown_here(found: Found, mine: Effect | None) -> Effect:
+    """This ledger's record of FOUND's key (or its stub), made `unknown`: a record elsewhere says it ran."""
+    from shiftgit.effects.approvals import now_iso
+    from shiftgit.effects.runner import HISTORY_CAP
+
+    why = f"a record {found.where} says it was {_state_name(found.rank)} there, but could " \
+          f"not be brought in ({found.problem})"
+    base = mine if mine is not None else found.effect
+    note = {"at": now_iso(), "state": "unknown", "result": textsafe.one_line(why, 600)}
+    return replace(base, state="unknown", result=textsafe.one_line(why, 600), updated_at=note["at"],
+                   attempts=max(base.attempts, found.effect.attempts), history=(*base.history, note)[-HISTORY_CAP:])
+
+
+def _state_name(rank: tuple[int, int]) -> str:
+    return next((name for name, value in EFFECT_RANK.items() if value == rank[1]), "recorded")
 
 
 def _items(data: bytes, mine: Ledger) -> list[dict[str, Any]]:
@@ -210,10 +283,10 @@ def _hosts(store: Store, commits: list[str]) -> dict[str, str]:
     return {line[:line.find(" ")]: line[line.find(" ") + 1:].strip() for line in out.splitlines() if " " in line}
 
 
-def _further(effect: Effect, ledger: Ledger) -> bool:
-    """EFFECT is further along than LEDGER's record of its key (or LEDGER has none)."""
-    mine = ledger.effect(effect.key)
-    return mine is None or _rank(effect) > _rank(mine)
+def _further(found: Found, ledger: Ledger) -> bool:
+    """FOUND is further along than LEDGER's record of its key (or LEDGER has none)."""
+    mine = ledger.effect(found.effect.key)
+    return mine is None or found.rank > _rank(mine)
 
 
 def _rank(effect: Effect) -> tuple[int, int]:
