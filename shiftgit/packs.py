@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 TYPES = {"commit": 1, "tree": 2, "blob": 3}
 PACK_MIN = 64  # fewer new files than this: git writes them loose (a pack per small checkpoint would pile packs up;
 # each pack costs every object lookup a search until `git gc` joins them)
+PACKS_MAX = 50  # git's gc.autoPackLimit: with this many packs in the store a prepack adds none (git writes the blobs
+# loose, which `git gc --auto` bounds as well), so checkpoints with no commit between them never pile packs up
 FILE_MAX = 1 << 20  # a larger file is left to git (read whole here)
 TOTAL_MAX = 32 << 20  # what one prepack reads and holds, at most; the rest is left to git
 _SMALL = 2048  # a body under this is deflated with a window its size: zlib's full window costs ~50 us to set up
@@ -145,7 +147,7 @@ def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record:
     known = _load(record) if record else {}
     read, kept = _read(root, paths, known, staged)
     found: set[str] = set()
-    if len(read) < PACK_MIN:
+    if len(read) < PACK_MIN or _pack_count(objects) >= PACKS_MAX:
         return found
     listed: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset) of each object in the pack
     parts: list[bytes] = []
@@ -175,6 +177,13 @@ def prepack(root: str, objects: str, paths: Iterable[bytes], width: int, record:
     if record:
         _save(record, kept)
     return found
+
+
+def _pack_count(objects: str) -> int:
+    try:
+        return sum(name.endswith(".pack") for name in os.listdir(os.path.join(objects, "pack")))
+    except OSError:
+        return 0
 
 
 def _read(root: str, paths: Iterable[bytes], known: dict[bytes, tuple[bytes, str]],

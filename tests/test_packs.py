@@ -83,6 +83,25 @@ def test_files_prepacked_once_are_not_packed_again_while_unchanged(tmp_path: Pat
     assert repo.run(["git", "fsck", "--strict"]).returncode == 0
 
 
+def test_a_store_with_as_many_packs_as_git_allows_gets_no_more_from_checkpoints(tmp_path: Path) -> None:
+    """An agent checkpointing big edits for hours with no commit (so no `git gc --auto`) must not pile packs up."""
+    repo = make_repo(tmp_path / "full")
+    repo.ok("init", "--hooks", "none")
+    repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")
+    for n in range(packs.PACKS_MAX):  # packs a fetch or earlier checkpoints left, one blob each
+        blob = repo.run(["git", "hash-object", "-w", "--stdin"], input=f"old {n}\n").stdout.strip()
+        repo.run(["git", "pack-objects", "-q", str(repo.path / ".git" / "objects" / "pack" / "pack")],
+                 input=blob + "\n")
+    before = pack_files(repo)
+    assert len(before) == packs.PACKS_MAX
+    for n in range(packs.PACK_MIN + 10):
+        repo.write(f"src/f{n}.py", f"X = {n}\n")
+    repo.ok("checkpoint", "--step", "many")
+    assert pack_files(repo) == before  # git wrote the blobs loose
+    assert repo.ledger("demo")["checkpoint"]["tree"] == git_alone(repo)
+    assert repo.run(["git", "fsck", "--strict", "--no-dangling"]).returncode == 0
+
+
 def test_a_few_files_are_left_loose_to_git(repo: Repo) -> None:
     repo.ok("init", "--hooks", "none")
     repo.ok("start", "demo", "--goal", "g", "--stop-when", "s")
