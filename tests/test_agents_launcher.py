@@ -197,7 +197,7 @@ def leave(code):
     loaded = sorted(m for m in ("shiftgit.agents.published", "shiftgit.git.ledgerref") if m in sys.modules)
     print(gc.isenabled(), len(runs), loaded, file=sys.stderr)
     print(*(type(sys.modules.get(m)).__name__ for m in ("functools", "fnmatch", "operator", "reprlib", "types")),
-          file=sys.stderr)
+          *(m for m in ("shiftgit.packs", "shiftgit.staging", "_sha256") if m in sys.modules), file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(code)
