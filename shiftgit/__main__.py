@@ -13,10 +13,12 @@ import sys
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from importlib.machinery import ModuleSpec
     from types import ModuleType
     from typing import NoReturn
+
+    Function = Callable[..., object]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,6 +56,7 @@ def _main(args: list[str], process: bool) -> int:
                 gc.disable()
                 _defer_url_parsing()
                 _defer_collections()
+                _import_pathlib()
             kind = EVENTS[args[1]].get(args[2] if len(args) == 3 else "")
             if process and kind in ("brief", "gate"):
                 import os
@@ -189,7 +192,8 @@ class _DeferredModule(type(sys)):  # type: ignore[misc]  # types.ModuleType, wit
         return getattr(_real_module(str(self.__name__)), name)  # `__path__` of a package too (a submodule's import)
 
 
-_NOT_PACKAGES = ("urllib.parse", "collections", "ntpath", "warnings")  # (collections.abc is in place: see below)
+# (collections.abc is in place: see below)
+_NOT_PACKAGES = ("urllib.parse", "collections", "ntpath", "warnings", "functools", "fnmatch", "operator")
 
 
 def _defer_url_parsing(regex: bool = True) -> None:
@@ -251,6 +255,43 @@ def _namedtuple(typename: str, field_names: Sequence[str] | str, *, rename: bool
     made = _record(typename, tuple(field_names), tuple(defaults or ()))
     made.__module__ = module or sys._getframe(1).f_globals.get("__name__", "__main__")
     return made
+
+
+def _import_pathlib() -> None:
+    """pathlib imported with stand-ins for what it needs to glob alone (~1.2 ms of an agent hook): fnmatch, and
+    functools (with reprlib and types) for the cache of its glob selectors, whose `lru_cache()` call at import the
+    stand-in answers with a cache that makes the real one on first use; `operator.attrgetter` is `_operator`'s (what
+    operator exports). Any other use of those modules imports the real one (functools' namedtuple: see above)."""
+    if "pathlib" in sys.modules or "functools" in sys.modules:
+        return
+    import _operator
+
+    for name in ("fnmatch", "operator"):
+        if name not in sys.modules:
+            sys.modules[name] = _DeferredModule(name)
+    if isinstance(sys.modules["operator"], _DeferredModule):
+        sys.modules["operator"].attrgetter = _operator.attrgetter
+    stand_in = sys.modules["functools"] = _DeferredModule("functools")
+    stand_in.lru_cache = _lru_cache
+    try:
+        import pathlib  # noqa: F401
+    finally:
+        del stand_in.lru_cache  # any later use is the real one's
+
+
+def _lru_cache(maxsize: int | None = 128, typed: bool = False) -> Callable[[Function], Function]:
+    """`functools.lru_cache(maxsize, typed)` as pathlib calls it at import: the real cache is made on the first call."""
+    def decorate(function: Function) -> Function:
+        made: list[Function] = []
+
+        def cached(*args: object, **kwargs: object) -> object:
+            if not made:
+                made.append(_real_module("functools").lru_cache(maxsize, typed)(function))
+            return made[0](*args, **kwargs)
+
+        return cached
+
+    return decorate
 
 
 class _LateSite:

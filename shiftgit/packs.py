@@ -17,10 +17,11 @@ import os
 
 from shiftgit import memo, staging
 from shiftgit.digests import hasher
+from shiftgit.objectdir import object_dir as object_dir  # git/quicknote.py's too (objectdir.py: why apart)
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
 TYPES = {"commit": 1, "tree": 2, "blob": 3}
 PACK_MIN = 64  # fewer new files than this: git writes them loose (a pack per small checkpoint would pile packs up;
@@ -309,23 +310,3 @@ def _install(objects: str, pack: bytes, index: bytes, checksum: bytes) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, name + suffix)
-
-
-OBJECTS_ASIDE = (b"sharedrepository", b"compatobjectformat", b"fsync", b"include")  # in the config: git writes
-OBJECT_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
-
-
-def object_dir(common_dir: str | None, env: Mapping[str, str]) -> str | None:
-    """The object directory of the repository whose common git dir is COMMON_DIR, when shiftgit may write objects
-    into it itself (loose ones: rawgit.write_loose; a pack: `prepack`); None when git must: the directory is
-    unknown or missing, ENV points git at other object directories, or the config may ask git for more than plain
-    files (shared permissions, a second object format, fsync, or an included file that could say so)."""
-    if common_dir is None or any(env.get(name) for name in OBJECT_VARS):
-        return None
-    objects = os.path.join(common_dir, "objects")
-    try:
-        with open(os.path.join(common_dir, "config"), "rb") as handle:
-            config = handle.read().lower()
-    except OSError:
-        return None
-    return objects if not any(word in config for word in OBJECTS_ASIDE) and os.path.isdir(objects) else None

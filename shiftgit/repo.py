@@ -6,7 +6,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from shiftgit import packs
 from shiftgit.errors import GitError, UsageError
 from shiftgit.textsafe import path_text
 
@@ -235,7 +234,6 @@ class TreeBuild:
     `git write-tree`. A process, not a thread: no git step waits for this interpreter's lock while the caller
     imports its code."""
 
-    ADD, DROP = packs.ADD, packs.DROP
     started = 0  # builds this process began: each has its own index file
 
     def __init__(self, repo: Repo) -> None:
@@ -248,6 +246,8 @@ class TreeBuild:
         self.env = clean_env(GIT_INDEX_FILE=str(self.index))
         import subprocess
 
+        from shiftgit import packs  # here, not above: an agent hook's save opens a Repo and builds no tree
+        self.steps, self.left = {90: list(packs.DROP), 91: list(packs.ADD)}, packs.LEFT  # what failed; files left
         width = ID_WIDTH[repo.object_format]
         argv = packs.build_command(str(repo.root), str(repo.git_dir), str(repo.common_dir), width)
         try:
@@ -265,7 +265,7 @@ class TreeBuild:
             out, err = proc.communicate() if proc is not None else (b"", b"")
             tree = out.decode("ascii", "replace").strip()
             code = proc.returncode if proc is not None else 1
-            failed = {90: list(self.DROP), 91: list(self.ADD)}.get(code, ["write-tree"])
+            failed = self.steps.get(code, ["write-tree"])
             self._done = (tree, None) if code == 0 and tree else ("", GitError(failed, err.decode("utf-8", "replace")))
         return self._done
 
@@ -292,7 +292,7 @@ class TreeBuild:
         """Give the build up (or end it): wait for git, remove the private index. Safe to call again."""
         self._finish()
         self.index.unlink(missing_ok=True)
-        for suffix in (".list", *packs.LEFT):  # `ls-files`' and the packer's (packs.BUILD)
+        for suffix in (".list", *self.left):  # `ls-files`' and the packer's (packs.BUILD)
             Path(f"{self.index}{suffix}").unlink(missing_ok=True)
 
 

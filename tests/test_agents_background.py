@@ -219,3 +219,25 @@ def test_the_background_job_keeps_no_descriptor_the_agent_gave_the_hook(run_repo
             os.kill(pid, signal.SIGKILL)
     finally:
         os.close(read_end)
+
+
+def test_a_pre_compact_hook_leaves_the_stamp_of_the_conversation_it_saved_to_its_job(run_repo: Repo,
+                                                                                    tmp_path: Path) -> None:
+    """The hook saves the conversation itself and hands the checkpoint on: the stamp of what it saved travels in the
+    pending job (recorded by the job, not by the hook); a job killed before recording it is redone by the next hook,
+    which records it and stores nothing new."""
+    transcript = tmp_path / "t.jsonl"
+    tf.claude(transcript, turns=40)
+    out, _ = hook(run_repo, transcript, PAUSE, event="pre-compact")
+    assert "saved the compacted conversation" in out
+    saved = context_ref(run_repo)
+    pid = held_by(run_repo)  # the job holds the lock, paused before any step
+    seen = run_repo.path / ".git" / "shift" / "agents" / "context-saves.json"
+    assert "demo" not in (json.loads(seen.read_text()) if seen.exists() else {})
+    job = run_repo.path / ".git" / "shift" / "agents" / "pending-demo.json"
+    assert json.loads(job.read_text())["seen"] and pid
+    kill_job(run_repo)
+    out, _ = hook(run_repo, transcript, event="pre-compact")  # the same transcript: nothing new to save
+    assert "saved the compacted conversation" not in out and context_ref(run_repo) == saved
+    run_repo.ok("context", "show")  # waits for the job this hook handed on
+    assert json.loads(seen.read_text())["demo"] and pending(run_repo.path) == []

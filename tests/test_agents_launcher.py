@@ -196,6 +196,8 @@ gc.callbacks.append(counted)
 def leave(code):
     loaded = sorted(m for m in ("shiftgit.agents.published", "shiftgit.git.ledgerref") if m in sys.modules)
     print(gc.isenabled(), len(runs), loaded, file=sys.stderr)
+    print(*(type(sys.modules.get(m)).__name__ for m in ("functools", "fnmatch", "operator", "reprlib", "types")),
+          *(m for m in ("shiftgit.packs", "shiftgit.staging", "_sha256") if m in sys.modules), file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(code)
@@ -222,7 +224,8 @@ def test_a_pre_compact_hook_runs_no_cycle_collector_and_loads_no_session_start_m
                           capture_output=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
 
     assert proc.returncode == 0 and "saved the compacted conversation" in proc.stdout, proc.stderr
-    assert proc.stderr.splitlines() == ["False 0 []"]
+    assert proc.stderr.splitlines() == ["False 0 []",
+                                        "_DeferredModule _DeferredModule _DeferredModule NoneType NoneType"]
     assert run_repo.git("rev-parse", "-q", "--verify", "refs/shift/context/demo", check=False).strip()
 
 
@@ -250,6 +253,41 @@ with warnings.catch_warnings(record=True) as seen:
     warnings.warn("w")
 print(len(seen), type(sys.modules["warnings"]).__name__)
 """
+
+
+DEFERRED_PATHLIB = """
+import sys
+from shiftgit.__main__ import _defer_collections, _defer_url_parsing, _import_pathlib
+_defer_url_parsing()  # as an agent hook's process
+_defer_collections()
+_import_pathlib()
+import pathlib
+print(*(type(sys.modules[m]).__name__ for m in ("functools", "fnmatch", "operator")), "types" in sys.modules)
+from operator import attrgetter
+import _operator
+print(attrgetter is _operator.attrgetter, pathlib.PurePath("a/b.py").name, pathlib.PurePath("a/b.py").match("*.py"))
+folder = pathlib.Path(sys.argv[1])
+(folder / "x.txt").write_text("x")
+print(sorted(p.name for p in folder.glob("*.txt")), type(sys.modules["functools"]).__name__)
+import functools
+cached = functools.lru_cache(maxsize=4)(lambda x: x + 1)
+print(cached(1), cached(1), cached.cache_info().hits, pathlib._make_selector(("x",), pathlib._posix_flavour)
+      is pathlib._make_selector(("x",), pathlib._posix_flavour))
+import operator, fnmatch
+print(operator.add(1, 2), fnmatch.fnmatch("a.py", "*.py"), type(sys.modules["operator"]).__name__)
+"""
+
+
+def test_an_agent_hook_imports_pathlib_without_what_only_globbing_needs(tmp_path: Path) -> None:
+    """pathlib's functools (with reprlib and types), fnmatch and operator are stand-ins until something uses them: its
+    glob selectors' cache is then the real lru_cache, made on the first glob; any later use gets the real modules."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-c", DEFERRED_PATHLIB, str(tmp_path)], capture_output=True, text=True,
+                          check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.stdout.splitlines() == ["_DeferredModule _DeferredModule _DeferredModule False", "True b.py True",
+                                        "['x.txt'] module", "2 2 1 True", "3 True module"]
 
 
 def test_an_agent_hook_defers_the_collections_package_until_something_uses_it() -> None:

@@ -24,8 +24,8 @@ RANKS = {
     "cli": 6,
     "entry": 7,
 }
-BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "rawjson", "packs", "staging", "packer",
-                "memo", "reflocks", "__init__"}
+BASE_MODULES = {"errors", "repo", "procs", "textsafe", "tuples", "digests", "rawjson", "packs", "objectdir", "staging",
+                "packer", "memo", "reflocks", "__init__"}
 MAX_LINES = 350
 
 

@@ -12,8 +12,8 @@ import pytest
 from shiftgit.agents import compaction
 from shiftgit.agents.compaction import Settings, compact
 from shiftgit.agents.transcripts import Entry, Transcript, tool_names
+from shiftgit.digests import hasher
 from shiftgit.ledger.secrets import redact
-from shiftgit.ledger.validated import sha256
 
 TOKEN = "ghp_" + "Zr8Qx2Lm4Pz9Rt1Wv7Ny3Bc6Hd0Js5Ga8Ek2"
 RANDOMISH = "Zx81Qp0LmR7tY2vKw9BnC4dE6fG3hJ5s"
@@ -39,7 +39,7 @@ def whole(transcript: Transcript, summary: str, header: str, settings: Settings)
     for entry in (e for t in earlier for e in t if e.kind == "result"):
         call = calls.get(entry.call_id)
         args = call.args if call else ""
-        digest = sha256(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        digest = hasher(40)(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]  # sha1
         tool = names.get(entry.call_id) or entry.tool or "tool"
         stubs.append(f"- {tool} args#{digest} {compaction._one_line(args, compaction.STUB_ARGS)} ->"
                      f"{compaction._status(entry)}: "

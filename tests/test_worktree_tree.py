@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from conftest import Repo
 
+from shiftgit import packs
 from shiftgit.errors import GitError
 from shiftgit.repo import Repo as GitRepo
-from shiftgit.repo import TreeBuild
 
 
 def test_the_tree_of_the_work_tree_without_shift(repo: Repo) -> None:
@@ -29,7 +29,7 @@ def test_a_failing_git_add_is_raised_by_result_and_the_index_removed(repo: Repo)
     build = opened.start_worktree_tree()
     with pytest.raises(GitError) as failed:
         build.result()
-    assert failed.value.argv == list(TreeBuild.DROP)  # the first step that writes the index
+    assert failed.value.argv == list(packs.DROP)  # the first step that writes the index
     assert not build.index.exists()
     build.close()  # again: nothing left to do
 

@@ -5,7 +5,8 @@ model, some twenty git processes), compacting a large transcript one or more; an
 (agents/saves.py). So the hook takes the run's save lock (agents/savelock.py), writes the job to
 `<git-dir>/shift/agents/pending-<run>.json`, starts `python -m shiftgit.agents.background ROOT RUN FD` (its own
 session, stdio on /dev/null, as git/publish.py's publisher) with the lock's descriptor FD, and returns: the lock is
-held without a gap from the hook to the end of the job. The job (`run_job`): the checkpoint, when the tree, HEAD or
+held without a gap from the hook to the end of the job. The job (`run_job`): the stamp of the conversation a
+pre-compact hook saved itself (`save_first`: the hook writes one file less); the checkpoint, when the tree, HEAD or
 the evidence differ from the latest one (agents/autosave.py); the conversation, from the transcript as it was when
 the hook ran (a JSONL transcript is read up to the size it had then: agents only append to those), unless that
 text is saved already; its stamp; the pending file last.
@@ -48,7 +49,7 @@ else:
 
 PAUSE_ENV = "SHIFTGIT_TEST_PAUSE"  # test-only: "context-save" holds the job with the lock taken, nothing written
 __all__ = ["LOCK_WAIT", "SEEN", "Busy", "Job", "finish_pending", "hand_off", "lock", "main",
-           "run_job", "wait"]
+           "run_job", "save_first", "wait"]
 SEEN = "context-saves.json"  # per run, the stamp of the last saved conversation (agents/private.py)
 Logger = Callable[[str], None]
 
@@ -65,6 +66,7 @@ class Job(NamedTuple):
     transcript: str | None = None
     size: int | None = None  # the transcript's size when the hook ran
     file_stamp: str | None = None  # its state then (agents/autosave.py)
+    seen: str | None = None  # the stamp of a conversation the hook saved itself (`save_first`): the job records it
 
     @classmethod
     def load(cls, data: dict[str, Any]) -> Job | None:
@@ -168,35 +170,54 @@ def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | Non
 
     if pause is not None:
         pause()
+    if job.seen:  # what the hook that handed this job on saved (`save_first`) is recorded first
+        _record(store, job.run, job.seen)
     notes = [autosave.checkpoint(store, job.run, job.event, job.session, job.turn) if job.checkpoint else None]
     if job.transcript and job.file_stamp:
-        saved = _save_locked(store, job.run, Path(job.transcript), agent=job.agent, session=job.session,
-                             turn=job.turn, file_stamp=job.file_stamp, log=log, size=job.size,
-                             document=None if job.checkpoint else document)
-        notes.append(None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})")
+        saved, stamp = _save_locked(store, job, log, document=None if job.checkpoint else document)
+        if stamp is not None:
+            _record(store, job.run, stamp)
+        notes.append(_said(saved))
     pending_path(store.repo, job.run).unlink(missing_ok=True)
     return [n for n in notes if n]
 
 
-def _save_locked(store: Store, run: str, path: Path, *, agent: str, session: str, turn: int, file_stamp: str,
-                 log: Logger, size: int | None = None, document: dict[str, Any] | None = None) -> Saved | None:
-    """Skipped when a save that ran meanwhile stored this stamp already. An unreadable transcript is logged. The
-    stamp and the saved text come from one read of the run's ledger (`document`, or read here)."""
+def save_first(store: Store, job: Job, log: Logger, document: dict[str, Any]) -> tuple[list[str], Job]:
+    """The job's conversation, saved now by a hook that hands the rest of the job (its checkpoint) to the background:
+    the notes, and the job carrying the stamp of what is stored (`seen`), which the job records (one private file
+    less written while the agent waits; read under the run's save lock only, which the job holds on)."""
+    saved, stamp = _save_locked(store, job, log, document=document)
+    return [n for n in [_said(saved)] if n], job._replace(seen=stamp)
+
+
+def _said(saved: Saved | None) -> str | None:
+    return None if saved is None else f"shiftgit: saved the compacted conversation ({saved.describe()})"
+
+
+def _save_locked(store: Store, job: Job, log: Logger, document: dict[str, Any] | None = None) -> tuple[
+        Saved | None, str | None]:
+    """The job's conversation: what it stored (None: nothing new), and the stamp to record (None: recorded already,
+    or not saved). Skipped when a save that ran meanwhile recorded this stamp. An unreadable transcript is logged.
+    The stamp and the saved text come from one read of the run's ledger (`document`, or read here)."""
     from shiftgit.agents import autosave, context
 
-    document = store.document(run) if document is None else document
-    stamp = autosave.stamp(store, run, file_stamp, document)
-    if private.read(private.path(store.repo, SEEN)).get(run) == stamp:
-        return None
+    document = store.document(job.run) if document is None else document
+    stamp = autosave.stamp(store, job.run, str(job.file_stamp), document)
+    if private.read(private.path(store.repo, SEEN)).get(job.run) == stamp:
+        return None, None
     try:
-        saved = context.save(store, run, path, session=session, agent=agent, turn=turn, size=size,
-                             document=document)
+        saved = context.save(store, job.run, Path(str(job.transcript)), session=job.session, agent=job.agent,
+                             turn=job.turn, size=job.size, document=document)
     except ShiftError as exc:  # an unknown or unreadable transcript: say so in the log, keep going
         log(f"conversation not saved: {exc}")
-        return None
+        return None, None
+    return saved, stamp
+
+
+def _record(store: Store, run: str, stamp: str) -> None:
+    """The run's saved conversation is the one of this stamp (SEEN)."""
     seen = private.read(private.path(store.repo, SEEN))
     private.write(private.path(store.repo, SEEN), {**{k: v for k, v in seen.items() if k != run}, run: stamp})
-    return saved
 
 
 def main(argv: list[str]) -> int:

@@ -164,7 +164,8 @@ class _Stubs:
 def _stub(entry: Entry, calls: dict[str, Entry], names: dict[str, str]) -> str:
     call = calls.get(entry.call_id)
     args = call.args if call else ""
-    digest = hasher(64)(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]  # CPython's: no OpenSSL load
+    # CPython's sha1 (no OpenSSL load), which git's object ids load: sha256 would be one more extension module
+    digest = hasher(40)(args.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     tool = names.get(entry.call_id) or entry.tool or "tool"
     return (f"- {tool} args#{digest} {_one_line(args, STUB_ARGS)} ->{_status(entry)}: "
             f"{_one_line(last_line(entry.text), STUB_ARGS)}")

@@ -47,8 +47,11 @@ def save(store: Store, run: str, *, agent: str, event: str, session: str, turn: 
             if job is None:
                 return "; ".join(notes) or None
             told = None
-            if job.transcript and not ending:
-                notes += background.run_job(store, job._replace(checkpoint=False), log, document=document)
+            if job.transcript and not ending and job.checkpoint:  # its stamp recorded by the job handed on
+                said, job = background.save_first(store, job, log, document)
+                notes += said
+            elif job.transcript and not ending:
+                notes += background.run_job(store, job, log, document=document)
             elif job.transcript:
                 told = f"shiftgit: saving the compacted conversation of run {run} in the background"
             if not job.checkpoint and told is None:

@@ -94,9 +94,9 @@ def write_refs(where: list[str], env: Mapping[str, str], objects: list[tuple[str
 def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[str, bytes]], width: int,
                   common: str | None) -> bool:
     """OBJECTS put into the repository whose common git dir is COMMON: written loose here (`write_loose`), one
-    git process less, where shiftgit may write them itself (packs.object_dir); else, or when that write fails, by
+    git process less, where shiftgit may write them itself (objectdir.py); else, or when that write fails, by
     one `unpack-objects`. False when that failed."""
-    from shiftgit.packs import object_dir
+    from shiftgit.objectdir import object_dir
 
     where_to = object_dir(common, env)
     if where_to is not None:

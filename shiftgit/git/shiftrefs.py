@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 
 from shiftgit.errors import GitError
 from shiftgit.git import headref, rawgit
-from shiftgit.packs import OBJECT_VARS
+from shiftgit.objectdir import OBJECT_VARS
 from shiftgit.repo import Repo, clean_env
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only

@@ -7,17 +7,21 @@ holding the rule's literal prefix. `secrets` applies them.
 from __future__ import annotations
 
 import codecs
-import functools
 import re
 import sys
 from collections.abc import Callable
 from itertools import compress
 
+_COMPILED: dict[str, re.Pattern[str]] = {}
 
-@functools.cache
+
 def compiled(pattern: str) -> re.Pattern[str]:
-    """Compile on first use: import stays cheap, and a scan compiles only the rules it needs."""
-    return re.compile(pattern)
+    """Compile on first use: import stays cheap, and a scan compiles only the rules it needs. (Cached in a dict:
+    functools is one more module an agent hook's save would load, `__main__._import_pathlib`.)"""
+    found = _COMPILED.get(pattern)
+    if found is None:
+        found = _COMPILED[pattern] = re.compile(pattern)
+    return found
 
 
 # -- value checks ----------------------------------------------------------------------------
