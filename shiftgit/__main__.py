@@ -281,6 +281,9 @@ def _import_pathlib() -> None:
 
 def _lru_cache(maxsize: int | None = 128, typed: bool = False) -> Callable[[Function], Function]:
     """`functools.lru_cache(maxsize, typed)` as pathlib calls it at import: the real cache is made on the first call."""
+    if callable(maxsize):  # `@lru_cache` with no call: the function itself
+        return _lru_cache()(maxsize)
+
     def decorate(function: Function) -> Function:
         made: list[Function] = []
 

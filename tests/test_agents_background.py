@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import transcript_fixtures as tf
 from agent_saves import pending
 from conftest import SG, Repo
@@ -241,3 +242,32 @@ def test_a_pre_compact_hook_leaves_the_stamp_of_the_conversation_it_saved_to_its
     assert "saved the compacted conversation" not in out and context_ref(run_repo) == saved
     run_repo.ok("context", "show")  # waits for the job this hook handed on
     assert json.loads(seen.read_text())["demo"] and pending(run_repo.path) == []
+
+
+def test_a_job_redone_after_its_last_step_compacts_nothing_again(run_repo: Repo, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job recorded the checkpoint, the conversation and its stamp, then died before removing its pending file:
+    the redo finds the stamp recorded and neither compacts the transcript again nor puts the hook's older stamp back."""
+    from shiftgit.agents import background, context
+    from shiftgit.ledger.store import Store
+    from shiftgit.repo import Repo as GitRepo
+
+    transcript = tmp_path / "t.jsonl"
+    tf.claude(transcript, turns=40)
+    run_repo.write("new.txt", "a change: the job's checkpoint is due\n")
+    out, _ = hook(run_repo, transcript, PAUSE, event="pre-compact")
+    assert "saved the compacted conversation" in out
+    held_by(run_repo)
+    agents = run_repo.path / ".git" / "shift" / "agents"
+    job = (agents / "pending-demo.json").read_text()
+    kill_job(run_repo)
+    monkeypatch.chdir(run_repo.path)
+    background.finish_pending(Store(GitRepo.open(run_repo.path)), "demo", lambda line: None)  # the job, done here
+    final = json.loads((agents / "context-saves.json").read_text())["demo"]
+    (agents / "pending-demo.json").write_text(job)  # as if it died after its last step, before the unlink
+    compactions: list[int] = []
+    real = context.save
+    monkeypatch.setattr(context, "save", lambda *a, **k: compactions.append(1) or real(*a, **k))
+    background.finish_pending(Store(GitRepo.open(run_repo.path)), "demo", lambda line: None)
+    assert compactions == [] and json.loads((agents / "context-saves.json").read_text())["demo"] == final
+    assert not (agents / "pending-demo.json").exists()

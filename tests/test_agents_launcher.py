@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import Repo
 
 from shiftgit.agents.launcher import command
@@ -224,8 +225,10 @@ def test_a_pre_compact_hook_runs_no_cycle_collector_and_loads_no_session_start_m
                           capture_output=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
 
     assert proc.returncode == 0 and "saved the compacted conversation" in proc.stdout, proc.stderr
-    assert proc.stderr.splitlines() == ["False 0 []",
-                                        "_DeferredModule _DeferredModule _DeferredModule NoneType NoneType"]
+    deferred = "_DeferredModule _DeferredModule _DeferredModule NoneType NoneType"
+    if sys.version_info >= (3, 12):  # its pathlib imports functools, fnmatch and re itself: the real ones
+        deferred = "module module module NoneType NoneType"
+    assert proc.stderr.splitlines() == ["False 0 []", deferred]
     assert run_repo.git("rev-parse", "-q", "--verify", "refs/shift/context/demo", check=False).strip()
 
 
@@ -278,6 +281,8 @@ print(operator.add(1, 2), fnmatch.fnmatch("a.py", "*.py"), type(sys.modules["ope
 """
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pathlib 3.12+ imports functools and fnmatch itself, and has "
+                    "no _make_selector/_posix_flavour: nothing is deferred there")
 def test_an_agent_hook_imports_pathlib_without_what_only_globbing_needs(tmp_path: Path) -> None:
     """pathlib's functools (with reprlib and types), fnmatch and operator are stand-ins until something uses them: its
     glob selectors' cache is then the real lru_cache, made on the first glob; any later use gets the real modules."""

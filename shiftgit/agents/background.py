@@ -5,11 +5,11 @@ model, some twenty git processes), compacting a large transcript one or more; an
 (agents/saves.py). So the hook takes the run's save lock (agents/savelock.py), writes the job to
 `<git-dir>/shift/agents/pending-<run>.json`, starts `python -m shiftgit.agents.background ROOT RUN FD` (its own
 session, stdio on /dev/null, as git/publish.py's publisher) with the lock's descriptor FD, and returns: the lock is
-held without a gap from the hook to the end of the job. The job (`run_job`): the stamp of the conversation a
-pre-compact hook saved itself (`save_first`: the hook writes one file less); the checkpoint, when the tree, HEAD or
+held without a gap from the hook to the end of the job. The job (`run_job`): the checkpoint, when the tree, HEAD or
 the evidence differ from the latest one (agents/autosave.py); the conversation, from the transcript as it was when
 the hook ran (a JSONL transcript is read up to the size it had then: agents only append to those), unless that
-text is saved already; its stamp; the pending file last.
+text is saved already (recorded, or saved by the pre-compact hook that handed the job on: `save_first`, whose stamp
+the job carries so the hook writes one file less); its stamp; the pending file last.
 
 Nothing is lost when that process dies (killed, the machine off):
 - the kernel lets go of the flock; the pending file stays, and the next hook of the run (end of turn, session
@@ -170,8 +170,6 @@ def run_job(store: Store, job: Job, log: Logger, pause: Callable[[], None] | Non
 
     if pause is not None:
         pause()
-    if job.seen:  # what the hook that handed this job on saved (`save_first`) is recorded first
-        _record(store, job.run, job.seen)
     notes = [autosave.checkpoint(store, job.run, job.event, job.session, job.turn) if job.checkpoint else None]
     if job.transcript and job.file_stamp:
         saved, stamp = _save_locked(store, job, log, document=None if job.checkpoint else document)
@@ -205,6 +203,8 @@ def _save_locked(store: Store, job: Job, log: Logger, document: dict[str, Any] |
     stamp = autosave.stamp(store, job.run, str(job.file_stamp), document)
     if private.read(private.path(store.repo, SEEN)).get(job.run) == stamp:
         return None, None
+    if stamp == job.seen:  # the hook that handed this job on saved this very conversation (`save_first`)
+        return None, stamp
     try:
         saved = context.save(store, job.run, Path(str(job.transcript)), session=job.session, agent=job.agent,
                              turn=job.turn, size=job.size, document=document)
