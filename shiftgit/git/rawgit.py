@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from shiftgit.git.spares import Spares
+
 TREE = "40000"  # a subtree's mode, as git stores it
 OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"]  # Repo.open's
 
@@ -25,9 +27,8 @@ Tree = dict[str, tuple[str, str]]  # name -> (mode as git stores it, object id)
 
 def parse_tree(data: bytes, width: int) -> Tree:
     """A tree object's entries: name -> (mode, id), in a repository of `width`-hex ids."""
-    raw_len = width // 2
+    raw_len, pos = width // 2, 0
     tree: Tree = {}
-    pos = 0
     while pos < len(data):
         space = data.index(b" ", pos)
         nul = data.index(b"\0", space)
@@ -108,11 +109,11 @@ def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[
     return run([*where, "unpack-objects", "-q"], env, pack(objects, width))[0] == 0
 
 
-def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -> None:
+def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str, spares: Spares | None = None) -> None:
     """Write objects into `object_dir` as loose objects, as git does without `core.sharedRepository` (deflated at
     git's default level, made read-only, put in place by a hard link that never replaces an object already there,
-    by rename where the file system has no hard links): what `git unpack-objects` makes of a small pack, without
-    starting it. Raises OSError."""
+    by rename where the file system has no hard links; written into SPARES made ahead, git/spares.py, while any is
+    left): what `git unpack-objects` makes of a small pack, without starting it. Raises OSError."""
     import zlib
 
     for kind, body in objects:
@@ -123,8 +124,9 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
         if os.path.exists(target):
             continue
         os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_{oid[2:12]}")
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as out:
+        spare = spares.pop(0o444) if spares else None
+        tmp = spare[0] if spare else os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_{oid[2:12]}")
+        with open(spare[1] if spare else os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as out:
             out.write(zlib.compress(data, 1))
         try:
             os.link(tmp, target)
@@ -243,7 +245,6 @@ class CatFile:
             body = self.stdout.read(int(header[2]) + 1)[:-1]
             answers.append((header[0].decode(), header[1].decode(), body))
         return answers
-
 
 
 class Process:

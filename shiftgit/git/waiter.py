@@ -6,7 +6,8 @@ it judges it: the child loads what rendering the note needs (the secret scanner'
 expressions, ~10 ms, unless the checkpoint rendered it) while the parent judges, then waits for the parent's
 verdict on a pipe. It reads objects with the gate's reader (git/looseread.py: the loose files, and the cat-file
 the gate started if it needed one; started now if a notes tree is partly packed) and moves the notes refs in the
-files (git/refswap.py), else with an `update-ref` it starts now. A refusal, or any end of the parent without a
+files (git/refswap.py), else with an `update-ref` it starts now; the files it writes once the commit is made, it
+makes empty before (git/spares.py). A refusal, or any end of the parent without a
 verdict, sends the child away having written nothing. Once the gate passed, the parent answers git at once,
 and the child does, while git writes the commit, what need not hold the commit back (it remembers the ledgers
 the gate validated and prepares the note): the post-commit shim waits for that work, so its slowest part,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from shiftgit.git.looseread import Loose
     from shiftgit.git.notestree import CatFile
+    from shiftgit.git.spares import Spares
 
     Prepared = tuple[list[str], str, str]
 
@@ -130,6 +132,7 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
     for the shim, answer it; never returns."""
     answer_fd, go_fd, verdict_fd = fds
     code = 0
+    spares: Spares | None = None
     wait, go = (os.path.join(folder, f"{kind}{commit_pid}-{os.getpid()}-{started(os.getpid())}") for kind in (WAIT, GO))
     try:
         os.setsid()
@@ -155,16 +158,19 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
             return
         lines, note, data = prepared
         quicknote.store_blobs(lines, note, data, os.environ)  # the notes' blobs need no commit id: written before it
+        spares = quicknote.spares(os.environ, refs is None)  # the files the rest goes into (git/spares.py)
         if _woken(commit_pid, go_fd):
             _remove(wait)
             _remove(go)
-            if quicknote.write_checked(lines, note, data, os.environ, cat=cat, refs=refs):
+            if quicknote.write_checked(lines, note, data, os.environ, cat=cat, refs=refs, spares=spares):
                 os.write(answer_fd, WRITTEN)
     except BaseException:  # noqa: BLE001 - the shim goes the usual way on any answer but WRITTEN
         code = 1
     finally:
         _remove(wait)
         _remove(go)
+        if spares is not None:
+            spares.close()
         os._exit(code)  # the parent's buffers and exit handlers are not the child's
 
 
