@@ -88,11 +88,11 @@ def pre_commit(ctx: Context) -> int:
             _remember_validated(gitdir, staging)
             return _prepare_note(gitdir, staging, changes)
 
-        passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)
-    problems = gate.judge(staging)
-    if problems:
-        ctx.say(gate.render(staging, problems))
-        return 1
+        problems = gate.judge(staging)
+        if problems:
+            ctx.say(gate.render(staging, problems))
+            return 1
+        passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)  # forked once it passed: see there
     ledger = staging.ledgers[run]
     _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
                     rawgit.plain_trailer_config(ctx.env, ctx.root))

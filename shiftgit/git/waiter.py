@@ -1,18 +1,20 @@
 """Post-commit without a Python start-up: the gate's process leaves a fork waiting for its commit.
 
 When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
-known up to the commit's id (git/quicknote.py). So the hook forks as soon as it has read the index, before
-it judges it: the child loads what rendering the note needs (the secret scanner's regular
-expressions, ~10 ms, unless the checkpoint rendered it) while the parent judges, then waits for the parent's
-verdict on a pipe. It reads objects with the gate's reader (git/looseread.py: the loose files, and the cat-file
-the gate started if it needed one; started now if a notes tree is partly packed) and moves the notes refs in the
-files (git/refswap.py), else with an `update-ref` it starts now; the files it writes once the commit is made, it
-makes empty before (git/spares.py). A refusal, or any end of the parent without a
-verdict, sends the child away having written nothing. Once the gate passed, the parent answers git at once,
-and the child does, while git writes the commit, what need not hold the commit back (it remembers the ledgers
-the gate validated and prepares the note): the post-commit shim waits for that work, so its slowest part,
-loading modules, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
-the pid of the `git commit` they serve and the child's pid and start time (`started`):
+known up to the commit's id (git/quicknote.py). So the hook forks once the gate passed: the parent writes the
+trailers, tells the child on a pipe (the verdict) and answers git; a failure before that verdict, or any end of the
+parent without it, sends the child away having written nothing. The child reads objects with the gate's reader
+(git/looseread.py: the loose files, what the gate read of them, and the cat-file the gate started if it needed one;
+started now if a notes tree is partly packed) and moves the notes refs in the files (git/refswap.py), else with an
+`update-ref` it starts now; the files it writes once the commit is made, it makes empty before (git/spares.py).
+While git writes the commit, it does what need not hold the commit back: it remembers the ledgers the gate
+validated and prepares the note (usually rendered by the checkpoint already: git/prenote.py; else it loads the
+renderer and the secret scanner's regular expressions, ~10 ms, which post-commit then waits for). It forked before
+the gate judged, until a fork there, on 2 busy cores, was measured to cost the gate itself more (the two processes
+compete, and each page either writes after a fork is copied: ~2 µs a page, hundreds of pages) than the note's
+rendering it let start early, which the checkpoint now does. The child then waits on two FIFOs in
+`<git-dir>/shift/`, named after the pid of the `git commit` they serve and the child's pid and start time
+(`started`):
 
     wait-<commit pid>-<child>  the child keeps it open for writing: a reader never blocks on opening it,
                                and reads the child's answer, or end of file once the child is gone
@@ -54,10 +56,10 @@ LONGEST = 3600.0  # seconds a child waits at most
 def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str],
           changes: list[tuple[str, str | None, str | None]] | None = None,
           cat: CatFile | Loose | None = None) -> Callable[[], None] | None:
-    """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
-    `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
-    Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
-    process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed.
+    """Fork, once the gate passed, a child that loads what `work` needs, waits for the verdict, then runs `work` (the
+    hook's remaining work: it returns the prepared note) and waits to write that note on the commit. Returns in the
+    parent `passed`, to call once its own work is done (never called: the child leaves as soon as this process
+    ends, having written nothing); None: nothing was started, the caller does `work` itself.
     `changes`: the staged ledger changes; when the checkpoint rendered their note (git/prenote.py), the child
     loads nothing to render one. `cat`: the gate's cat-file, handed over to the child (no second one to start)."""
     if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
