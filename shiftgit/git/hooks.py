@@ -17,7 +17,7 @@ import os
 import sys
 
 from shiftgit.errors import ShiftError
-from shiftgit.git import fence, gate, looseread, rawgit, waiter
+from shiftgit.git import fence, gate, looseread, trailerconf, waiter
 from shiftgit.git import view as gitview
 from shiftgit.git.context import Context
 from shiftgit.git.rawledger import checkpoint_of
@@ -95,7 +95,7 @@ def pre_commit(ctx: Context) -> int:
         passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)  # forked once it passed: see there
     ledger = staging.ledgers[run]
     _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
-                    rawgit.plain_trailer_config(ctx.env, ctx.root))
+                    trailerconf.plain_trailer_config(ctx.env, ctx.root))
     (passed or rest)()  # the child does the rest and writes the note: git goes on
     return 0
 
