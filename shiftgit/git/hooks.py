@@ -92,10 +92,10 @@ def pre_commit(ctx: Context) -> int:
         if problems:
             ctx.say(gate.render(staging, problems))
             return 1
+        ledger = staging.ledgers[run]  # all of its own work before the fork: each page it writes after is copied
+        _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
+                        trailerconf.plain_trailer_config(ctx.env, ctx.root))
         passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)  # forked once it passed: see there
-    ledger = staging.ledgers[run]
-    _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
-                    trailerconf.plain_trailer_config(ctx.env, ctx.root))
     (passed or rest)()  # the child does the rest and writes the note: git goes on
     return 0
 

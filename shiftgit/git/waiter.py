@@ -1,9 +1,9 @@
 """Post-commit without a Python start-up: the gate's process leaves a fork waiting for its commit.
 
 When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
-known up to the commit's id (git/quicknote.py). So the hook forks once the gate passed: the parent writes the
-trailers, tells the child on a pipe (the verdict) and answers git; a failure before that verdict, or any end of the
-parent without it, sends the child away having written nothing. The child reads objects with the gate's reader
+known up to the commit's id (git/quicknote.py). So the hook forks once the gate passed and left the trailers: the
+parent tells the child on a pipe (the verdict) and answers git; any end of the parent without that verdict sends
+the child away having written nothing. The child reads objects with the gate's reader
 (git/looseread.py: the loose files, what the gate read of them, and the cat-file the gate started if it needed one;
 started now if a notes tree is partly packed) and moves the notes refs in the files (git/refswap.py), else with an
 `update-ref` it starts now; the files it writes once the commit is made, it makes empty before (git/spares.py).
