@@ -17,13 +17,14 @@ import os
 
 from shiftgit.digests import remember
 from shiftgit.git import headref, refswap
-from shiftgit.git.notestree import CatFile
 from shiftgit.git.rawgit import parse_tree, read_loose
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
+
+    from shiftgit.git.notestree import CatFile
 
     Answer = tuple[str, str, bytes] | None
 
@@ -40,7 +41,13 @@ def for_hook(root: str, git_dir: str, environ: Mapping[str, str], env: Mapping[s
     common = refswap.common_dir(git_dir)
     if common is None or any(environ.get(name) for name in ELSEWHERE) or _replaced(common):
         return None
-    return Loose(git_dir, common, lambda: CatFile(root, dict(env)))
+    return Loose(git_dir, common, lambda: _cat_file(root, env))
+
+
+def _cat_file(root: str, env: Mapping[str, str]) -> CatFile:
+    from shiftgit.git.notestree import CatFile  # only where a loose file does not answer: not imported by the gate
+
+    return CatFile(root, dict(env))
 
 
 def _replaced(common: str) -> bool:
@@ -58,6 +65,7 @@ class Loose:
         self.started: Any = None
         self.staged: Mapping[str, str | None] | None = None  # path -> staged blob id (None: deleted) where it differs
         self.read: dict[str, tuple[str, bytes] | None] = {}  # oid -> what read_loose answered (objects never change)
+        self.trees: dict[str, dict[str, tuple[str, str]]] = {}  # oid -> its entries, parsed once (`_walk`)
 
     def __enter__(self) -> Loose:
         return self
@@ -173,7 +181,9 @@ class Loose:
                 return _ASK  # packed: cat-file reads it
             if found[0] != "tree":
                 return None  # a file (or a commit) named as a folder: nothing there
-            entry = parse_tree(found[1], len(oid)).get(part)
+            if oid not in self.trees:
+                self.trees[oid] = parse_tree(found[1], len(oid))
+            entry = self.trees[oid].get(part)
             if entry is None:
                 return None
             oid = entry[1]
