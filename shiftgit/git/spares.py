@@ -1,13 +1,14 @@
-"""Empty files made ahead of time, given a name once their content is known: a new file costs ~0.2 ms here.
+"""Empty files made ahead of time, given a name once their content is known: a new file is the slow part of a write.
 
-Creating a file on ext4 (inode allocation, journalled) took ~0.2 ms on this machine's VM, where writing a small
-one, hard-linking or renaming it took a few µs. The note of a checkpointed commit can only be written once git
-has made the commit (its trees and commits name the commit's id), and post-commit waits for it: six objects and two
-ref locks, ~1.5 ms of creating files. So git/waiter.py's child makes that many empty files while git makes the
-commit, each open for writing, and `take` hands one out under the name it needs: an object's temporary file
-(rawgit.write_loose) or a ref's lock (git/refswap.py), by a hard link that fails, as O_EXCL does, when that name
-exists. They are `tmp_obj_shiftgit_<pid>_<n>` in the object directory, where `git prune` removes files named `tmp_*`
-a killed process left (as it removes git's own); `close` removes those not taken. Stdlib os only (the commit path).
+Creating a file on this machine's ext4 took 0.02-0.2 ms (inode allocation; the slow end where many files were just
+deleted, as every commit's temporary objects and locks are), where hard-linking a file, renaming it or writing a
+few KB into it took a few µs. The note of a checkpointed commit can only be written once git has made the commit
+(its trees and commits name the commit's id), and post-commit waits for it: six objects and two ref locks, each a
+new file. So git/waiter.py's child makes that many empty files while git makes the commit, each open for writing,
+and hands them out: an object is written into one, which is then linked into place (rawgit.write_loose); a ref's
+lock is one hard-linked to `REF.lock`, which fails, as O_EXCL does, when the lock is held (git/refswap.py). They are
+`tmp_obj_shiftgit_<pid>_<n>` in the object directory, where `git prune` removes the files named `tmp_*` a killed
+process left (as it removes git's own); `close` removes those not taken. Stdlib os only (the commit path).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ class Spares:
 
     def __init__(self, folder: str, modes: dict[int, int]) -> None:
         self.free: dict[int, list[tuple[str, int]]] = {mode: [] for mode in modes}
-        prefix = os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_")
+        prefix, made = os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_"), 0
         try:
             for mode, count in modes.items():
                 for _ in range(count):
-                    path = f"{prefix}{sum(map(len, self.free.values()))}"
+                    path = f"{prefix}{made}"
                     self.free[mode].append((path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)))
+                    made += 1
         except OSError:
             pass  # fewer spares: the rest are created when needed
 
