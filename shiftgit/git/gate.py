@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
-from shiftgit import rawjson
+from shiftgit.git import rawledger
 from shiftgit.git.scope import SETUP_FILES, in_scope
 from shiftgit.ledger import diff as ledgerdiff
 
@@ -81,7 +81,7 @@ def judge(staging: Staging) -> list[Problem]:
         if staging.config.get("require_fresh_checks") and point is not None:
             problems += _fresh_checks(staging, point)
     for run, ledger in sorted(staging.ledgers.items()):
-        head = _json_or_none(ledger.head) if ledger.changed else None  # parsed once for both rules
+        head = parsed_ledger(ledger.head) if ledger.changed else None  # parsed once for both rules
         problems += _nothing_dropped(ledger, docs.get(run), head)
         problems += _chain_kept(ledger, docs.get(run), head, staging.published if run == staging.run else None)
     if isinstance(document, Mapping):
@@ -94,7 +94,7 @@ def secret_problems(ledgers: Iterable[Ledger], written: frozenset[str] = frozens
     blobs shiftgit wrote, their commands judged then (`Staging.written`)."""
     return [p for ledger in ledgers if ledger.changed and ledger.staged is not None
             for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"),
-                                      None if ledger.blob in written else _json_or_none(ledger.staged) or {})]
+                                      None if ledger.blob in written else parsed_ledger(ledger.staged) or {})]
 
 
 def render_secrets(problems: list[Problem]) -> str:
@@ -194,7 +194,7 @@ def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = fr
     restore = f"fix it by hand, or restore it: git checkout HEAD -- {ledger.path}"
     try:
         text = ledger.staged.decode("utf-8")
-        document = rawjson.loads(text)
+        document = rawledger.document(ledger.staged, text)
     except ValueError as exc:
         return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
     invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
@@ -242,7 +242,7 @@ def _nothing_dropped(ledger: Ledger, document: Any, old: Mapping[str, Any] | Non
     if not ledger.changed or old is None or (ledger.staged is not None and not isinstance(document, Mapping)):
         return []
     if ledger.staged is None and ledger.archived is not None:  # archived: the record lives on there
-        document = _json_or_none(ledger.archived) or None  # unusable: a plain deletion
+        document = parsed_ledger(ledger.archived) or None  # unusable: a plain deletion
     found = ledgerdiff.findings(old, document, ledger.run)
     if not found:
         return []
@@ -263,7 +263,7 @@ def _chain_kept(ledger: Ledger, document: Any, head: Mapping[str, Any] | None, p
         return []
     breaks = extends(head or {}, document)
     if published != ledger.staged:
-        breaks += same_as_published(_json_or_none(published) or {}, document)
+        breaks += same_as_published(parsed_ledger(published) or {}, document)
     if not breaks:
         return []
     return [Problem(5, f"{ledger.path}: the checkpoint chain is broken (a rewritten, dropped or inserted "
@@ -273,9 +273,10 @@ def _chain_kept(ledger: Ledger, document: Any, head: Mapping[str, Any] | None, p
                      f"shiftgit verify --chain {ledger.run} names every break"))]
 
 
-def _json_or_none(data: bytes | None) -> Mapping[str, Any] | None:
+def parsed_ledger(data: bytes | None) -> Mapping[str, Any] | None:
+    """A ledger's JSON object; None when absent, not JSON or not an object (parsed once: git/rawledger.document)."""
     try:
-        document = rawjson.loads(data) if data is not None else None
+        document = rawledger.document(data) if data is not None else None
     except ValueError:
         return None
     return document if isinstance(document, Mapping) else None
@@ -290,7 +291,7 @@ def fenced_ledger(ledger: Ledger, claim: Any) -> list[Problem]:
     """Rule 9 for a staged ledger of a run that is not active here (the hook has no active run)."""
     if claim is None or not ledger.changed or ledger.staged is None:
         return []
-    return _fenced(ledger.run, _json_or_none(ledger.staged) or {}, claim)
+    return _fenced(ledger.run, parsed_ledger(ledger.staged) or {}, claim)
 
 
 def _fenced(run: str, document: Mapping[str, Any], claim: Any) -> list[Problem]:

@@ -206,8 +206,7 @@ def _remember_validated(gitdir: str, staging: gate.Staging) -> None:
 
 def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping[str, object]) -> list[str]:
     """The trailers of a commit whose staged ledger carries a checkpoint HEAD's does not (config `trailers`)."""
-    point = checkpoint_of(gitview.parse_json(staged))
-    before = checkpoint_of(gitview.parse_json(head))
+    point, before = (checkpoint_of(gate.parsed_ledger(data)) for data in (staged, head))  # as the gate parsed them
     if not config.get("trailers", True) or point is None or (before and before.get("id") == point.get("id")):
         return []
     return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
