@@ -1,6 +1,7 @@
-"""What the commit path reads of a raw ledger without the ledger model: run ids and the checkpoint.
+"""What the commit path reads of a raw ledger without the ledger model: run ids, the checkpoint, a parse it shares.
 
-Stdlib only, and small: the commit gate's process imports it (no re: its import costs the gate ~15 ms here).
+Stdlib only (and shiftgit.rawjson), and small: the commit gate's process imports it (no re: its import costs the
+gate ~15 ms here).
 """
 
 from __future__ import annotations
