@@ -149,12 +149,12 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
             from shiftgit.git import handoff  # noqa: F401  what rendering the note loads, with the secret
             from shiftgit.ledger import secrets  # noqa: F401  scanner's regular expressions (~7 ms)
 
-        # the gate's cat-file, else one started now, while the gate judges and git writes the commit; and the
-        # notes refs moved in the files (git/refswap.py), else by an update-ref started now (both end at our end)
+        # the gate's cat-file, else one started now, while git writes the commit; and the notes refs moved in the
+        # files (git/refswap.py), else by an update-ref started now (both end at our end)
         cat = gate_cat or quicknote.cat_file(os.environ)
         _warm(cat)
         refs = None if quicknote.refs_in_files(os.environ) else quicknote.ref_updates(os.environ)
-        if os.read(verdict_fd, 1) != b"y":  # end of file: the gate refused, or its process failed
+        if os.read(verdict_fd, 1) != b"y":  # end of file: the gate's process ended without a verdict
             return
         prepared = work()
         if prepared is None:
