@@ -64,18 +64,24 @@ def blob_id(data: bytes, width: int = 40) -> str:
     the first time: a ledger just written is looked up as validated (`ledger/validated.py`), then committed to its
     ledger ref (`git/rawgit.py`), and a ledger of 1,000 effects takes ~0.5 ms to hash. The few MiB of data last
     asked are kept for that (the object is kept, so its id is not another's)."""
-    global _REMEMBERED_BYTES
     key = (id(data), width)
     hit = _REMEMBERED.get(key)
     if hit is not None and hit[0] is data:
         return hit[1]
     found: str = hasher(width, len(data))(b"blob %d\0" % len(data) + data).hexdigest()
+    remember(data, found)
+    return found
+
+
+def remember(data: bytes, oid: str) -> None:
+    """OID is the blob id of DATA (hashed already: a loose blob checked against its id, git/looseread.py), for
+    `blob_id` to answer without hashing it again."""
+    global _REMEMBERED_BYTES
     if _REMEMBERED_BYTES + len(data) > REMEMBER_BYTES:
         _REMEMBERED.clear()
         _REMEMBERED_BYTES = 0
-    _REMEMBERED[key] = (data, found)
+    _REMEMBERED[(id(data), len(oid))] = (data, oid)
     _REMEMBERED_BYTES += len(data)
-    return found
 
 
 REMEMBER_BYTES = 64 * 1024 * 1024

@@ -104,3 +104,18 @@ def test_replaced_objects_and_grafts_leave_every_read_to_git(run_repo: Repo) -> 
     (run_repo.path / ".git" / "info").mkdir(exist_ok=True)
     (run_repo.path / ".git" / "info" / "grafts").write_text(f"{head}\n")
     assert looseread.for_hook(str(run_repo.path), git_dir, hook_env(), hook_env()) is None
+
+
+def test_each_loose_object_is_read_once_and_a_blob_keeps_its_checked_id(run_repo: Repo) -> None:
+    """An object two names reach (HEAD's tree, by HEAD and by the branch) is read from its file once; a blob read so
+    gives digests.blob_id its id, checked on reading, without hashing it again."""
+    from shiftgit import digests
+
+    git_dir = str(run_repo.path / ".git")
+    reader = looseread.Loose(git_dir, git_dir, lambda: CatFile(run_repo.path, hook_env()))
+    tree, blob = reader.get(["HEAD^{tree}", "HEAD:calc.py"])
+    assert tree is not None and blob is not None
+    for oid in (tree[0], blob[0]):  # gone from the files: only what was read before can answer
+        (run_repo.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    assert reader.get(["refs/heads/main^{tree}", "refs/heads/main:calc.py"]) == [tree, blob]
+    assert digests._REMEMBERED[(id(blob[2]), 40)] == (blob[2], blob[0])

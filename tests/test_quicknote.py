@@ -14,6 +14,7 @@ from conftest import Repo
 from shiftgit.git import handoff, quicknote, rawgit
 from shiftgit.git import view as gitview
 from shiftgit.git.notes import DATA_REF, NOTES_REF, read_note
+from shiftgit.git.spares import Spares
 from shiftgit.ledger import validated
 
 PACKAGE = str(Path(quicknote.__file__).resolve().parents[2])
@@ -115,6 +116,15 @@ def test_loose_objects_are_what_git_reads_back_and_never_replace_one(tmp_path: P
     rawgit.write_loose(wanted[:1], 40, str(objects))  # there already: left as it is, no temporary file left
     assert (blob.stat().st_ino, blob.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert [p.name for p in blob.parent.iterdir()] == [blob.name]
+    more = [("tree", rawgit.tree_body({"g": ("100644", blob_id)})), ("commit", b"tree " + blob_id.encode() + b"\n")]
+    with Spares(str(objects), {0o444: 3}) as spares:  # written into files made ahead (git/spares.py)
+        rawgit.write_loose(more, 40, str(objects), spares)
+        assert len(spares.free[0o444]) == 1
+    for kind, body in more:
+        oid = rawgit.object_id(kind, body, 40)
+        shown = subprocess.run(["git", "cat-file", kind, oid], cwd=tmp_path, capture_output=True, check=True).stdout
+        assert shown == body and (objects / oid[:2] / oid[2:]).stat().st_mode & 0o222 == 0
+    assert not list(objects.glob("tmp_obj_*")) and not list(objects.glob("*/tmp_obj_*"))
 
 
 def staged_key(repo: Repo) -> list[str]:

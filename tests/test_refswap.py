@@ -67,3 +67,27 @@ def test_the_files_do_not_settle_it_where_git_could_do_more(run_repo: Repo) -> N
     hook = Path(common) / "hooks" / "reference-transaction"
     hook.write_text("#!/bin/sh\n")
     assert not refswap.in_files(common, refs, os.environ, top)
+
+
+def test_locks_taken_with_files_made_ahead_exclude_as_o_excl_does(run_repo: Repo) -> None:
+    """git/spares.py: a lock taken by hard-linking a spare fails on a held lock as O_EXCL does (nothing moves), a
+    move with spares leaves refs and reflogs as git would, and the spares not taken are removed."""
+    from shiftgit.git.spares import Spares
+
+    common, head, parent = two_refs(run_repo)
+    objects = Path(common) / "objects"
+    swaps: list[tuple[str, str, str | None]] = [("refs/notes/a", head, parent), ("refs/notes/b", head, parent)]
+    lock = Path(common) / "refs" / "notes" / "b.lock"
+    lock.write_text("theirs")
+    with Spares(str(objects), {0o666: 3}) as spares:
+        assert refswap.swap(common, swaps, IDENT, "moved", spares) is False
+        assert lock.read_text() == "theirs" and not (Path(common) / "refs" / "notes" / "a.lock").exists()
+        lock.unlink()
+        assert refswap.swap(common, swaps, IDENT, "moved", spares) is True
+        assert not spares.free[0o666]  # every spare taken (or dropped with the held lock)
+    assert run_repo.git("rev-parse", "refs/notes/a", "refs/notes/b").split() == [head, head]
+    assert not list(objects.glob("tmp_obj_*")) and not list((Path(common) / "refs" / "notes").glob("*.lock"))
+    assert run_repo.git("log", "-g", "--format=%gs", "refs/notes/b").splitlines() == ["moved", "start"]
+    with Spares(str(objects), {0o444: 2}) as spares:
+        assert len(list(objects.glob("tmp_obj_*"))) == 2
+    assert not list(objects.glob("tmp_obj_*"))  # not taken: removed

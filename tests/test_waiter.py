@@ -57,9 +57,9 @@ def test_an_aborted_commit_leaves_no_child_and_the_next_commit_gets_its_note(run
     assert (read_note(run_repo.path, head), read_note(run_repo.path, head, DATA_REF)) == expected(run_repo, head)
 
 
-def test_a_refused_commits_child_leaves_at_once_having_written_nothing(run_repo: Repo) -> None:
-    """The gate forks before it judges: on a refusal its child (which never got the verdict) writes no note,
-    prepares none, records no ledger as validated, and leaves."""
+def test_a_refused_commit_forks_no_child_and_writes_nothing(run_repo: Repo) -> None:
+    """The gate forks once it passed: a refused commit leaves no child, writes no note, prepares none, records no
+    ledger as validated, and leaves no FIFO."""
     checkpoint(run_repo, "before")
     assert run_repo.commit("before").returncode == 0
     checkpoint(run_repo, "refused")
@@ -70,7 +70,25 @@ def test_a_refused_commits_child_leaves_at_once_having_written_nothing(run_repo:
     notes = run_repo.git("rev-parse", "refs/notes/shift", "refs/notes/shift-data")
     proc = run_repo.run(["git", "commit", "-q", "-m", "refused"])
     assert proc.returncode != 0 and "commit refused" in proc.stderr
-    assert gone(run_repo)  # the child saw the gate's process end with no verdict
+    assert not fifos(run_repo)
+    assert {name: (shift / name).read_bytes() for name in kept} == kept
+    assert run_repo.git("rev-parse", "refs/notes/shift", "refs/notes/shift-data") == notes
+
+
+def test_a_gate_that_cannot_leave_its_trailers_refuses_and_writes_nothing(run_repo: Repo) -> None:
+    """The fork comes once the gate passed and wrote the trailers: when that write fails, the hook refuses, forks
+    nothing, and nothing is written."""
+    checkpoint(run_repo, "before")
+    assert run_repo.commit("before").returncode == 0
+    checkpoint(run_repo, "unwritable trailers")
+    shift = run_repo.path / ".git" / "shift"
+    (shift / "trailers").unlink()
+    (shift / "trailers").mkdir()  # the trailers cannot be written: the hook fails after the fork
+    kept = {name: (shift / name).read_bytes() for name in ("handoff", "validated")}
+    notes = run_repo.git("rev-parse", "refs/notes/shift", "refs/notes/shift-data")
+    proc = run_repo.run(["git", "commit", "-q", "-m", "unwritable"])
+    assert proc.returncode != 0 and "shiftgit pre-commit:" in proc.stderr, proc.stderr
+    assert not fifos(run_repo)
     assert {name: (shift / name).read_bytes() for name in kept} == kept
     assert run_repo.git("rev-parse", "refs/notes/shift", "refs/notes/shift-data") == notes
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from _collections_abc import Mapping  # = collections.abc's, without the collections package
 
-from shiftgit import rawjson
+from shiftgit.git import rawledger
 from shiftgit.git.scope import SETUP_FILES, in_scope
 from shiftgit.ledger import diff as ledgerdiff
 
@@ -81,8 +81,9 @@ def judge(staging: Staging) -> list[Problem]:
         if staging.config.get("require_fresh_checks") and point is not None:
             problems += _fresh_checks(staging, point)
     for run, ledger in sorted(staging.ledgers.items()):
-        problems += _nothing_dropped(ledger, docs.get(run))
-        problems += _chain_kept(ledger, docs.get(run), staging.published if run == staging.run else None)
+        head = parsed_ledger(ledger.head) if ledger.changed else None  # parsed once for both rules
+        problems += _nothing_dropped(ledger, docs.get(run), head)
+        problems += _chain_kept(ledger, docs.get(run), head, staging.published if run == staging.run else None)
     if isinstance(document, Mapping):
         problems += _not_fenced(staging, document)
     return sorted(problems, key=lambda p: p.rule)
@@ -93,7 +94,7 @@ def secret_problems(ledgers: Iterable[Ledger], written: frozenset[str] = frozens
     blobs shiftgit wrote, their commands judged then (`Staging.written`)."""
     return [p for ledger in ledgers if ledger.changed and ledger.staged is not None
             for p in _secret_problems(ledger, ledger.staged.decode("utf-8", "replace"),
-                                      None if ledger.blob in written else _json_or_empty(ledger.staged))]
+                                      None if ledger.blob in written else parsed_ledger(ledger.staged) or {})]
 
 
 def render_secrets(problems: list[Problem]) -> str:
@@ -193,7 +194,7 @@ def _sound(ledger: Ledger, validated: frozenset[str], clean: frozenset[str] = fr
     restore = f"fix it by hand, or restore it: git checkout HEAD -- {ledger.path}"
     try:
         text = ledger.staged.decode("utf-8")
-        document = rawjson.loads(text)
+        document = rawledger.document(ledger.staged, text)
     except ValueError as exc:
         return None, [Problem(4, f"{ledger.path} is not valid JSON ({exc})", (ledger.path,), (restore,))]
     invalid = [] if ledger.blob in validated else _schema_problems(ledger, document, restore)
@@ -236,17 +237,12 @@ def _secret_problems(ledger: Ledger, text: str, document: Any) -> list[Problem]:
 
 # -- rule 5: nothing dropped or rewritten since HEAD ------------------------------------------------
 
-def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
-    if not ledger.changed or ledger.head is None:
-        return []
-    try:
-        old = rawjson.loads(ledger.head)
-    except ValueError:
-        return []  # HEAD's ledger was already broken: nothing trustworthy to compare with
-    if not isinstance(old, Mapping) or (ledger.staged is not None and not isinstance(document, Mapping)):
+def _nothing_dropped(ledger: Ledger, document: Any, old: Mapping[str, Any] | None) -> list[Problem]:
+    """OLD: HEAD's ledger, None when absent or broken (nothing trustworthy to compare with)."""
+    if not ledger.changed or old is None or (ledger.staged is not None and not isinstance(document, Mapping)):
         return []
     if ledger.staged is None and ledger.archived is not None:  # archived: the record lives on there
-        document = _json_or_empty(ledger.archived) or None  # unusable: a plain deletion
+        document = parsed_ledger(ledger.archived) or None  # unusable: a plain deletion
     found = ledgerdiff.findings(old, document, ledger.run)
     if not found:
         return []
@@ -256,14 +252,18 @@ def _nothing_dropped(ledger: Ledger, document: Any) -> list[Problem]:
                        "amendment or lift may change", tuple(f.what for f in found), tuple(fixes))]
 
 
-def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[Problem]:
-    """The staged ledger's chain holds and extends HEAD's, and its checkpoint is the one `checkpoint` committed
-    to the run's ledger ref (ledger/chain.py); nothing is rewritten here."""
+def _chain_kept(ledger: Ledger, document: Any, head: Mapping[str, Any] | None, published: bytes | None,
+                ) -> list[Problem]:
+    """The staged ledger's chain holds and extends HEAD's (HEAD: parsed), and its checkpoint is the one `checkpoint`
+    committed to the run's ledger ref (ledger/chain.py: the same bytes staged hold the same one); nothing is
+    rewritten here."""
     from shiftgit.ledger.chain import extends, same_as_published
 
     if not ledger.changed or not isinstance(document, Mapping):
         return []
-    breaks = extends(_json_or_empty(ledger.head), document) + same_as_published(_json_or_empty(published), document)
+    breaks = extends(head or {}, document)
+    if published != ledger.staged:
+        breaks += same_as_published(parsed_ledger(published) or {}, document)
     if not breaks:
         return []
     return [Problem(5, f"{ledger.path}: the checkpoint chain is broken (a rewritten, dropped or inserted "
@@ -273,12 +273,13 @@ def _chain_kept(ledger: Ledger, document: Any, published: bytes | None) -> list[
                      f"shiftgit verify --chain {ledger.run} names every break"))]
 
 
-def _json_or_empty(data: bytes | None) -> Mapping[str, Any]:
+def parsed_ledger(data: bytes | None) -> Mapping[str, Any] | None:
+    """A ledger's JSON object; None when absent, not JSON or not an object (parsed once: git/rawledger.document)."""
     try:
-        document = rawjson.loads(data) if data is not None else {}
+        document = rawledger.document(data) if data is not None else None
     except ValueError:
-        return {}
-    return document if isinstance(document, Mapping) else {}
+        return None
+    return document if isinstance(document, Mapping) else None
 
 
 def _not_fenced(staging: Staging, document: Mapping[str, Any]) -> list[Problem]:
@@ -290,7 +291,7 @@ def fenced_ledger(ledger: Ledger, claim: Any) -> list[Problem]:
     """Rule 9 for a staged ledger of a run that is not active here (the hook has no active run)."""
     if claim is None or not ledger.changed or ledger.staged is None:
         return []
-    return _fenced(ledger.run, _json_or_empty(ledger.staged), claim)
+    return _fenced(ledger.run, parsed_ledger(ledger.staged) or {}, claim)
 
 
 def _fenced(run: str, document: Mapping[str, Any], claim: Any) -> list[Problem]:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import os
 
+from shiftgit.digests import remember
 from shiftgit.git import headref, refswap
-from shiftgit.git.notestree import CatFile
 from shiftgit.git.rawgit import parse_tree, read_loose
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
+
+    from shiftgit.git.notestree import CatFile
 
     Answer = tuple[str, str, bytes] | None
 
@@ -39,7 +41,13 @@ def for_hook(root: str, git_dir: str, environ: Mapping[str, str], env: Mapping[s
     common = refswap.common_dir(git_dir)
     if common is None or any(environ.get(name) for name in ELSEWHERE) or _replaced(common):
         return None
-    return Loose(git_dir, common, lambda: CatFile(root, dict(env)))
+    return Loose(git_dir, common, lambda: _cat_file(root, env))
+
+
+def _cat_file(root: str, env: Mapping[str, str]) -> CatFile:
+    from shiftgit.git.notestree import CatFile  # only where a loose file does not answer: not imported by the gate
+
+    return CatFile(root, dict(env))
 
 
 def _replaced(common: str) -> bool:
@@ -56,6 +64,8 @@ class Loose:
         self.start = start
         self.started: Any = None
         self.staged: Mapping[str, str | None] | None = None  # path -> staged blob id (None: deleted) where it differs
+        self.read: dict[str, tuple[str, bytes] | None] = {}  # oid -> what read_loose answered (objects never change)
+        self.trees: dict[str, dict[str, tuple[str, str]]] = {}  # oid -> its entries, parsed once (`_walk`)
 
     def __enter__(self) -> Loose:
         return self
@@ -131,14 +141,22 @@ class Loose:
                 return None if oid == headref.ASK_GIT else oid
         return _MISSING
 
+    def _loose(self, oid: str) -> tuple[str, bytes] | None:
+        """read_loose, once per object (a ledger blob the index and a ledger ref both hold, a tree on two paths)."""
+        if oid not in self.read:
+            found = self.read[oid] = read_loose(self.objects, oid)
+            if found is not None and found[0] == "blob":
+                remember(found[1], oid)  # its blob id, just checked: `digests.blob_id` need not hash it again
+        return self.read[oid]
+
     def _read(self, oid: str, kind: str) -> bytes | None:
-        found = read_loose(self.objects, oid)
+        found = self._loose(oid)
         return found[1] if found is not None and found[0] == kind else None
 
     def _object(self, oid: str) -> Any:
         if oid in (_ASK, _MISSING):
             return None if oid == _MISSING else _ASK
-        found = read_loose(self.objects, oid)
+        found = self._loose(oid)
         return (oid, found[0], found[1]) if found is not None else _ASK
 
     def _parent(self, commit: str) -> str:
@@ -158,12 +176,14 @@ class Loose:
         for part in [p for p in path.split("/") if p]:
             if oid in (_ASK, _MISSING):
                 break
-            found = read_loose(self.objects, oid)
+            found = self._loose(oid)
             if found is None:
                 return _ASK  # packed: cat-file reads it
             if found[0] != "tree":
                 return None  # a file (or a commit) named as a folder: nothing there
-            entry = parse_tree(found[1], len(oid)).get(part)
+            if oid not in self.trees:
+                self.trees[oid] = parse_tree(found[1], len(oid))
+            entry = self.trees[oid].get(part)
             if entry is None:
                 return None
             oid = entry[1]

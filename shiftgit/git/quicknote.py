@@ -39,6 +39,7 @@ from shiftgit.git.rawgit import (
     write_loose,
 )
 from shiftgit.git.rawledger import is_run_id
+from shiftgit.git.spares import Spares
 from shiftgit.packs import object_dir
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
@@ -155,15 +156,15 @@ def post_commit(environ: Mapping[str, str] | None = None) -> bool:
     return write_checked(lines, note, data, env, found[0] if found else None)
 
 
-def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, str],
-                  commit: str | None = None, cat: Cat | None = None, refs: Process | None = None) -> bool:
+def write_checked(lines: list[str], note: str, data: str, environ: Mapping[str, str], commit: str | None = None,
+                  cat: Cat | None = None, refs: Process | None = None, spares: Spares | None = None) -> bool:
     """Write a prepared note on HEAD when its key is what HEAD changed (read from HEAD's trees unless the shim's
     diff named `commit` with that key); False: nothing done. Also git/waiter.py's child, once woken, with the
-    `cat` (the gate's, or from `cat_file`) and `refs` (from `ref_updates`) it holds while it waits."""
+    `cat` (the gate's, or from `cat_file`), `refs` (from `ref_updates`) and `spares` it holds while it waits."""
     git_env = git_environ(environ)
     try:
         with cat or CatFile(git_env) as objects:
-            return _write(objects, commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env, refs)
+            return _write(objects, commit, lines, note.encode("utf-8"), data.encode("utf-8"), git_env, refs, spares)
     except (OSError, ValueError):
         return False
 
@@ -178,14 +179,19 @@ def store_blobs(lines: list[str], note: str, data: str, environ: Mapping[str, st
 
 def git_environ(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment of this module's git processes: the repository found from the work tree, git speaks C."""
-    git_env = {k: v for k, v in environ.items() if k not in _REPO_VARS}
-    git_env["LC_ALL"] = "C"
-    return git_env
+    return {**{k: v for k, v in environ.items() if k not in _REPO_VARS}, "LC_ALL": "C"}
 
 
 def cat_file(environ: Mapping[str, str]) -> CatFile:
     """A `git cat-file --batch` to pass to `write_checked` (it reads refs and objects afresh at each request)."""
     return CatFile(git_environ(environ))
+
+
+def spares(environ: Mapping[str, str], refs: bool) -> Spares | None:
+    """Files made ahead (git/spares.py) for the trees and commits `write_checked` writes loose, and for the locks of
+    the notes refs it moves itself (REFS); None where git writes the objects."""
+    objects_dir = object_dir(refswap.common_dir(_git_dir()), git_environ(environ))
+    return Spares(objects_dir, {0o444: 6, 0o666: 2 if refs else 0}) if objects_dir else None
 
 
 def ref_updates(environ: Mapping[str, str]) -> Process:
@@ -213,7 +219,7 @@ def refs_in_files(environ: Mapping[str, str]) -> bool:
 
 
 def _write(cat: Cat, commit: str | None, lines: list[str], note: bytes, data: bytes,
-           env: dict[str, str], refs: Process | None) -> bool:
+           env: dict[str, str], refs: Process | None, spares: Spares | None = None) -> bool:
     """Write the notes of HEAD (`commit`, when the shim's diff named it; else its key is read from its trees). Two
     round trips to `cat`: HEAD and the notes refs, then every tree this reads (`_tree_names`)."""
     head, *tips = cat.get(["HEAD", NOTES_REF, DATA_REF])
@@ -249,10 +255,10 @@ def _write(cat: Cat, commit: str | None, lines: list[str], note: bytes, data: by
         swaps.append((ref, object_id("commit", body, width), tip))
     if not swaps:
         return True
-    if not _store(objects, width, env):
+    if not _store(objects, width, env, spares):
         return False
     if refs is None and refs_in_files(env):  # no update-ref: git/refswap.py
-        moved = refswap.swap(refswap.common_dir(_git_dir()) or "", swaps, ident, message.decode())
+        moved = refswap.swap(refswap.common_dir(_git_dir()) or "", swaps, ident, message.decode(), spares)
         if moved is not None:
             return moved
     text = "".join(f"update {ref} {new} {old or '0' * width}\n" for ref, new, old in swaps).encode()
@@ -261,7 +267,7 @@ def _write(cat: Cat, commit: str | None, lines: list[str], note: bytes, data: by
     return run(["update-ref", "-m", message.decode(), "--stdin"], env, text)[0] == 0
 
 
-def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) -> bool:
+def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str], spares: Spares | None = None) -> bool:
     """Put the objects into the repository (at the top of its work tree): written loose here, one git process
     less, where shiftgit may write them itself (packs.object_dir); else through `git unpack-objects`."""
     common = refswap.common_dir(_git_dir())
@@ -271,7 +277,7 @@ def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str]) ->
         objects_dir = object_dir(common, env)
         if objects_dir is None:
             raise OSError("git writes the objects")
-        write_loose(objects, width, objects_dir)
+        write_loose(objects, width, objects_dir, spares)
         return True
     except (OSError, UnicodeError):
         rc, _ = run(["unpack-objects", "-q"], env, pack(objects, width))

@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from shiftgit.git.spares import Spares
+
 TREE = "40000"  # a subtree's mode, as git stores it
 OPEN = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"]  # Repo.open's
 
@@ -25,9 +27,8 @@ Tree = dict[str, tuple[str, str]]  # name -> (mode as git stores it, object id)
 
 def parse_tree(data: bytes, width: int) -> Tree:
     """A tree object's entries: name -> (mode, id), in a repository of `width`-hex ids."""
-    raw_len = width // 2
+    raw_len, pos = width // 2, 0
     tree: Tree = {}
-    pos = 0
     while pos < len(data):
         space = data.index(b" ", pos)
         nul = data.index(b"\0", space)
@@ -108,10 +109,11 @@ def store_objects(where: list[str], env: Mapping[str, str], objects: list[tuple[
     return run([*where, "unpack-objects", "-q"], env, pack(objects, width))[0] == 0
 
 
-def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -> None:
+def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str, spares: Spares | None = None) -> None:
     """Write objects into `object_dir` as loose objects, as git does without `core.sharedRepository` (deflated at
     git's default level, made read-only, put in place by a hard link that never replaces an object already there,
-    by rename where the file system has no hard links): what `git unpack-objects` makes of a small pack, without
+    by rename where the file system has no hard links; written into SPARES made ahead, git/spares.py, while any is
+    left; trees and commits not compressed: `_stored`): what `git unpack-objects` makes of a small pack, without
     starting it. Raises OSError."""
     import zlib
 
@@ -123,9 +125,10 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
         if os.path.exists(target):
             continue
         os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_{oid[2:12]}")
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as out:
-            out.write(zlib.compress(data, 1))
+        spare = spares.pop(0o444) if spares else None
+        tmp = spare[0] if spare else os.path.join(folder, f"tmp_obj_shiftgit_{os.getpid()}_{oid[2:12]}")
+        with open(spare[1] if spare else os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as out:
+            out.write(zlib.compress(data, 1) if kind == "blob" else _stored(data))
         try:
             os.link(tmp, target)
         except FileExistsError:
@@ -134,6 +137,16 @@ def write_loose(objects: list[tuple[str, bytes]], width: int, object_dir: str) -
             os.rename(tmp, target)
             continue
         os.unlink(tmp)
+
+
+def _stored(data: bytes) -> bytes:
+    """DATA as a zlib stream of stored (not compressed) blocks, which git reads as any other: a tree's ids and a
+    commit's few lines barely compress, and zlib's set-up for level 1 (its hash tables: ~70 µs an object here) is
+    what post-commit waited for once the commit was made. The smallest window and memory: nothing to look back at."""
+    import zlib
+
+    packer = zlib.compressobj(0, zlib.DEFLATED, 9, 1)
+    return packer.compress(data) + packer.flush()
 
 
 def read_loose(object_dir: str, oid: str) -> tuple[str, bytes] | None:
@@ -245,7 +258,6 @@ class CatFile:
         return answers
 
 
-
 class Process:
     """git ARGV with pipes to its stdin and from its stdout and stderr: what `notestree` asks of subprocess.Popen
     (stdin, stdout, stderr, wait, returncode, pid), started with `os.posix_spawn`, in the current directory only
@@ -304,17 +316,6 @@ def prestart(argvs: list[list[str]], env: Mapping[str, str], stderr: str = "pipe
 def started(argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Process | None:
     """The process `prestart` started with this argv, environment and directory (once), else None."""
     return _READY.pop(_ready_key(argv, env, os.path.abspath(cwd)), None) if _READY else None
-
-
-def plain_trailer_config(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> bool:
-    """Whether git's config leaves trailers and comments where git's defaults put them: the config files settle it
-    (git/trailerconf.py), or the TRAILER_CONFIG query `prestart` started found nothing (neither: unknown, so no)."""
-    query = started(TRAILER_CONFIG, env, cwd)
-    if query is None:
-        from shiftgit.git.trailerconf import plain_in_files
-
-        return plain_in_files(env, os.fspath(cwd))
-    return communicate(query, None)[0] == 1
 
 
 def _ready_key(argv: list[str], env: Mapping[str, str], cwd: str) -> tuple[object, ...]:

@@ -2,7 +2,8 @@
 
 The handoff note of a checkpointed commit moves two notes refs in one compare-and-swap (git/quicknote.py). A
 `git update-ref --stdin` for that costs a git start-up (~1.5 ms of CPU, beside the hook's own work on a 2-core
-machine). Here: each ref's lock file `REF.lock` taken (O_EXCL: git's writers and this one exclude each other),
+machine). Here: each ref's lock file `REF.lock` taken (O_EXCL, or a hard link to a file made ahead, which fails
+alike: git's writers and this one exclude each other),
 every value checked under the locks (a loose ref, else packed-refs), the new ids written into the locks, one line
 appended to each ref's reflog (as git's files backend writes it: `OLD NEW IDENT\\tMESSAGE`), then each lock renamed
 into place; refs are locked and moved in sorted order, as git orders a transaction.
@@ -23,6 +24,8 @@ from shiftgit.git import headref, trailerconf
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from shiftgit.git.spares import Spares
 
 # in a config file, what could make git's update-ref do more than the files below (or pull in another file)
 ASIDE = (b"hookspath", b"refstorage", b"sharedrepository", b"fsync", b"include")
@@ -53,10 +56,12 @@ def in_files(common: str, refs: list[str], env: Mapping[str, str], top: str) -> 
     return all(os.path.isfile(os.path.join(common, "logs", *ref.split("/"))) for ref in refs)
 
 
-def swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, message: str) -> bool | None:
+def swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, message: str,
+         spares: Spares | None = None) -> bool | None:
     """Move each (ref, new id, old id) all or none: True when moved; False when a lock is held or a ref is not at
     its old id (nothing moved); None when the files could not settle it (nothing moved, unless a rename failed
-    after another ref was moved). IDENT: "Name <email> 1700000000 +0000" for the reflog lines."""
+    after another ref was moved). IDENT: "Name <email> 1700000000 +0000" for the reflog lines. SPARES: files made
+    ahead (git/spares.py) the locks are taken with, while any is left."""
     import _signal  # built in (the `signal` module would load enum: ~1.5 ms on the commit path)
 
     # git's lockfile code removes its locks on SIGTERM, SIGHUP, SIGINT and SIGPIPE; a Python `finally` does not run
@@ -64,12 +69,13 @@ def swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, me
     cleaned_up = {_signal.SIGHUP, _signal.SIGINT, _signal.SIGPIPE, _signal.SIGTERM}  # as git's sigchain's
     blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, cleaned_up)
     try:
-        return _swap(common, swaps, ident, message)
+        return _swap(common, swaps, ident, message, spares)
     finally:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
 
 
-def _swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, message: str) -> bool | None:
+def _swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, message: str,
+          spares: Spares | None) -> bool | None:
     held: list[tuple[str, int]] = []  # (ref's path, its lock's fd; -1 once closed), in sorted order
     logs: list[int] = []
     moved = 0  # locks renamed into place: never unlinked after (a lock seen then would be the next writer's)
@@ -78,7 +84,9 @@ def _swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, m
         for ref, _, _ in ordered:
             path = os.path.join(common, *ref.split("/"))
             try:
-                held.append((path, os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)))
+                fd = spares.take(f"{path}.lock", 0o666) if spares else None
+                held.append((path, os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                             if fd is None else fd))
             except FileExistsError:
                 return False
         values = [headref.read_ref(common, ref) for ref, _, _ in ordered]

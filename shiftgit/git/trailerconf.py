@@ -77,3 +77,15 @@ def silent(path: str, words: tuple[bytes, ...] = WORDS) -> bool:
     except OSError:
         return False
     return not any(word in data for word in words)
+
+
+def plain_trailer_config(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> bool:
+    """Whether git's config leaves trailers and comments where git's defaults put them: the config files settle it
+    (`plain_in_files`), or the TRAILER_CONFIG query `rawgit.prestart` started found nothing (neither: unknown, so
+    no)."""
+    from shiftgit.git.rawgit import TRAILER_CONFIG, communicate, started
+
+    query = started(TRAILER_CONFIG, env, cwd)
+    if query is None:
+        return plain_in_files(env, os.fspath(cwd))
+    return communicate(query, None)[0] == 1

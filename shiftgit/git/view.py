@@ -14,7 +14,6 @@ from shiftgit import rawjson
 from shiftgit.errors import GitError, LedgerError, UsageError
 from shiftgit.git import rawgit
 from shiftgit.git.looseread import Loose
-from shiftgit.git.notestree import CatFile, parse_tree, run_git, start_git
 from shiftgit.git.rawgit import communicate
 from shiftgit.git.rawledger import RUN_ID_PATTERN as RUN_ID_PATTERN  # view.RUN_ID_PATTERN, as before
 from shiftgit.git.rawledger import is_run_id
@@ -24,6 +23,8 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import on the commit path: annota
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, NamedTuple
+
+    from shiftgit.git.notestree import CatFile
 
     Where = str | os.PathLike[str]  # a directory: the hooks pass str (no pathlib on the commit path)
     LedgerChanges = dict[str, tuple[Any, Any]]
@@ -58,6 +59,8 @@ def hook_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def git(root: Where, env: Mapping[str, str], *argv: str, input: bytes | None = None) -> str:
+    from shiftgit.git.notestree import run_git
+
     proc = run_git(root, dict(env), list(argv), input)  # not subprocess: its import costs the hooks ~5 ms
     if proc.returncode != 0:
         raise GitError(list(argv), proc.stderr.decode("utf-8", "replace"))
@@ -140,7 +143,7 @@ def staged_on_head(objects: Objects, root: Where, env: Mapping[str, str]) -> tup
     """HEAD's id and what the index changes against it (`staged`; against the empty tree on an unborn branch).
     `diff-index` starts before cat-file is asked for HEAD: the two git processes work at the same time."""
     argv = list(rawgit.STAGED)
-    proc = start_git(root, env, argv)
+    proc = rawgit.started(argv, env, root) or _start(root, env, argv)  # the hook's, started before its imports
     try:
         head = objects.resolve("HEAD")
     finally:
@@ -150,6 +153,12 @@ def staged_on_head(objects: Objects, root: Where, env: Mapping[str, str]) -> tup
     if code != 0:
         raise GitError(argv, err.decode("utf-8", "replace"))
     return head, _raw_changes(out.decode("utf-8", "surrogateescape"))
+
+
+def _start(root: Where, env: Mapping[str, str], argv: list[str]) -> Any:
+    from shiftgit.git.notestree import start_git
+
+    return start_git(root, env, argv)
 
 
 def committed(root: Where, env: Mapping[str, str], base: str, commit: str) -> list[Change]:
@@ -183,7 +192,11 @@ class Objects:
     hold: git/looseread.py): names (`HEAD`, `:path`, `rev:path`, ids) -> bytes."""
 
     def __init__(self, root: Where, env: Mapping[str, str], cat: CatFile | Loose | None = None) -> None:
-        self.cat = cat if cat is not None else CatFile(root, dict(env))
+        if cat is None:
+            from shiftgit.git.notestree import CatFile  # a hook reads the loose files (git/looseread.py) without it
+
+            cat = CatFile(root, dict(env))
+        self.cat = cat
 
     def note_staged(self, changes: list[Change]) -> None:
         """What diff-index says the index changes against HEAD: a Loose reader answers `:path` from it."""
@@ -248,6 +261,8 @@ class Objects:
     def _entries(answer: tuple[str, str, bytes] | None) -> dict[str, str]:
         if answer is None or answer[1] != "tree":
             return {}
+        from shiftgit.git.notestree import parse_tree
+
         return {name: entry.oid for name, entry in parse_tree(answer[2], len(answer[0])).items()
                 if entry.kind in ("tree", "blob")}
 

@@ -1,17 +1,20 @@
 """Post-commit without a Python start-up: the gate's process leaves a fork waiting for its commit.
 
 When the commit gate (pre-commit, run by the shim) passes, the note the commit will get is already
-known up to the commit's id (git/quicknote.py). So the hook forks as soon as it has read the index, before
-it judges it: the child loads what rendering the note needs (the secret scanner's regular
-expressions, ~10 ms, unless the checkpoint rendered it) while the parent judges, then waits for the parent's
-verdict on a pipe. It reads objects with the gate's reader (git/looseread.py: the loose files, and the cat-file
-the gate started if it needed one; started now if a notes tree is partly packed) and moves the notes refs in the
-files (git/refswap.py), else with an `update-ref` it starts now. A refusal, or any end of the parent without a
-verdict, sends the child away having written nothing. Once the gate passed, the parent answers git at once,
-and the child does, while git writes the commit, what need not hold the commit back (it remembers the ledgers
-the gate validated and prepares the note): the post-commit shim waits for that work, so its slowest part,
-loading modules, is done before the verdict. The child then waits on two FIFOs in `<git-dir>/shift/`, named after
-the pid of the `git commit` they serve and the child's pid and start time (`started`):
+known up to the commit's id (git/quicknote.py). So the hook forks once the gate passed and left the trailers: the
+parent tells the child on a pipe (the verdict) and answers git; any end of the parent without that verdict sends
+the child away having written nothing. The child reads objects with the gate's reader
+(git/looseread.py: the loose files, what the gate read of them, and the cat-file the gate started if it needed one;
+started now if a notes tree is partly packed) and moves the notes refs in the files (git/refswap.py), else with an
+`update-ref` it starts now; the files it writes once the commit is made, it makes empty before (git/spares.py).
+While git writes the commit, it does what need not hold the commit back: it remembers the ledgers the gate
+validated and prepares the note (usually rendered by the checkpoint already: git/prenote.py; else it loads the
+renderer and the secret scanner's regular expressions, ~10 ms, which post-commit then waits for). It forked before
+the gate judged, until a fork there, on 2 busy cores, was measured to cost the gate itself more (the two processes
+compete, and each page either writes after a fork is copied: ~2 µs a page, hundreds of pages) than the note's
+rendering it let start early, which the checkpoint now does. The child then waits on two FIFOs in
+`<git-dir>/shift/`, named after the pid of the `git commit` they serve and the child's pid and start time
+(`started`):
 
     wait-<commit pid>-<child>  the child keeps it open for writing: a reader never blocks on opening it,
                                and reads the child's answer, or end of file once the child is gone
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 
     from shiftgit.git.looseread import Loose
     from shiftgit.git.notestree import CatFile
+    from shiftgit.git.spares import Spares
 
     Prepared = tuple[list[str], str, str]
 
@@ -47,15 +51,16 @@ WAIT = "wait-"
 GO = "go-"
 WRITTEN = b"written\n"
 LONGEST = 3600.0  # seconds a child waits at most
+SAMPLE = 16  # notes subtrees `_warm` looks at
 
 
 def leave(gitdir: str, work: Callable[[], Prepared | None], environ: Mapping[str, str],
           changes: list[tuple[str, str | None, str | None]] | None = None,
           cat: CatFile | Loose | None = None) -> Callable[[], None] | None:
-    """Fork, before the gate judges, a child that loads what `work` needs, waits for the gate's verdict, then runs
-    `work` (the hook's remaining work: it returns the prepared note) and waits to write that note on the commit.
-    Returns in the parent `passed`, to call once the gate passed (never called: the child leaves as soon as this
-    process ends, having written nothing); None: nothing was started, the caller does `work` itself once it passed.
+    """Fork, once the gate passed, a child that loads what `work` needs, waits for the verdict, then runs `work` (the
+    hook's remaining work: it returns the prepared note) and waits to write that note on the commit. Returns in the
+    parent `passed`, to call once its own work is done (never called: the child leaves as soon as this process
+    ends, having written nothing); None: nothing was started, the caller does `work` itself.
     `changes`: the staged ledger changes; when the checkpoint rendered their note (git/prenote.py), the child
     loads nothing to render one. `cat`: the gate's cat-file, handed over to the child (no second one to start)."""
     if not ENABLED or not hasattr(os, "fork") or not hasattr(os, "mkfifo"):
@@ -130,6 +135,7 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
     for the shim, answer it; never returns."""
     answer_fd, go_fd, verdict_fd = fds
     code = 0
+    spares: Spares | None = None
     wait, go = (os.path.join(folder, f"{kind}{commit_pid}-{os.getpid()}-{started(os.getpid())}") for kind in (WAIT, GO))
     try:
         os.setsid()
@@ -143,42 +149,48 @@ def _child(commit_pid: int, gitdir: str, folder: str, fds: list[int], work: Call
             from shiftgit.git import handoff  # noqa: F401  what rendering the note loads, with the secret
             from shiftgit.ledger import secrets  # noqa: F401  scanner's regular expressions (~7 ms)
 
-        # the gate's cat-file, else one started now, while the gate judges and git writes the commit; and the
-        # notes refs moved in the files (git/refswap.py), else by an update-ref started now (both end at our end)
+        # the gate's cat-file, else one started now, while git writes the commit; and the notes refs moved in the
+        # files (git/refswap.py), else by an update-ref started now (both end at our end)
         cat = gate_cat or quicknote.cat_file(os.environ)
         _warm(cat)
         refs = None if quicknote.refs_in_files(os.environ) else quicknote.ref_updates(os.environ)
-        if os.read(verdict_fd, 1) != b"y":  # end of file: the gate refused, or its process failed
+        if os.read(verdict_fd, 1) != b"y":  # end of file: the gate's process ended without a verdict
             return
         prepared = work()
         if prepared is None:
             return
         lines, note, data = prepared
         quicknote.store_blobs(lines, note, data, os.environ)  # the notes' blobs need no commit id: written before it
+        spares = quicknote.spares(os.environ, refs is None)  # the files the rest goes into (git/spares.py)
         if _woken(commit_pid, go_fd):
             _remove(wait)
             _remove(go)
-            if quicknote.write_checked(lines, note, data, os.environ, cat=cat, refs=refs):
+            if quicknote.write_checked(lines, note, data, os.environ, cat=cat, refs=refs, spares=spares):
                 os.write(answer_fd, WRITTEN)
     except BaseException:  # noqa: BLE001 - the shim goes the usual way on any answer but WRITTEN
         code = 1
     finally:
         _remove(wait)
         _remove(go)
+        if spares is not None:
+            spares.close()
         os._exit(code)  # the parent's buffers and exit handlers are not the child's
 
 
 def _warm(cat: object) -> None:
     """A reader of the loose files (git/looseread.py) starts its cat-file now, while git makes the commit, when a notes
-    tree has subtrees that are not loose (packed): the one the note goes into is read once the commit is made."""
+    tree has subtrees that are not loose (packed): the one the note goes into is read once the commit is made. It
+    looks at SAMPLE of them (of 512 at 10,000 notes, each a stat: ~1.5 ms of the child's CPU while git works): a gc
+    packs them all, and each commit since rewrote one loose, so any packed are found among a few; when the one the
+    note needs is packed all the same, cat-file starts then."""
     from shiftgit.git.looseread import Loose
     from shiftgit.git.quicknote import DATA_REF, NOTES_REF
     from shiftgit.git.rawgit import TREE, parse_tree
 
     if isinstance(cat, Loose):
         trees = [t for t in cat.get([f"{NOTES_REF}^{{tree}}", f"{DATA_REF}^{{tree}}"]) if t is not None]
-        entries = [entry for t in trees for entry in parse_tree(t[2], len(t[0])).values()]
-        if any(mode == TREE and not cat.is_loose(oid) for mode, oid in entries):
+        entries = [entry for t in trees for entry in parse_tree(t[2], len(t[0])).values() if entry[0] == TREE]
+        if any(not cat.is_loose(oid) for _, oid in entries[::max(1, len(entries) // SAMPLE)]):
             cat.cat  # noqa: B018  # started
 
 
