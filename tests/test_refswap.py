@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from conftest import Repo
 
 from shiftgit.git import refswap
@@ -91,3 +92,46 @@ def test_locks_taken_with_files_made_ahead_exclude_as_o_excl_does(run_repo: Repo
     with Spares(str(objects), {0o444: 2}) as spares:
         assert len(list(objects.glob("tmp_obj_*"))) == 2
     assert not list(objects.glob("tmp_obj_*"))  # not taken: removed
+
+
+def test_a_lock_taken_with_an_old_spare_is_not_stale_to_another_writer(run_repo: Repo) -> None:
+    """A spare made while the editor was open (minutes before the note is written) becomes a lock of now: another
+    writer's stale-lock policy (shiftgit/reflocks.py) must see a live lock, not a killed writer's."""
+    import time
+
+    from shiftgit import reflocks
+    from shiftgit.git.spares import Spares
+
+    common, _, _ = two_refs(run_repo)
+    lock = Path(common) / "refs" / "notes" / "a.lock"
+    with Spares(str(Path(common) / "objects"), {0o666: 1}) as spares:
+        (path, _), = spares.free[0o666]
+        old = time.time() - 60
+        os.utime(path, (old, old))
+        fd = spares.take(str(lock), 0o666)
+        assert fd is not None
+        try:
+            said = f"fatal: cannot lock ref 'refs/notes/a': Unable to create '{lock}': File exists."
+            assert time.time() - lock.stat().st_mtime < reflocks.STALE_LOCK_SECONDS
+            assert reflocks.clear_stale_lock(said, "refs/notes/a", common) is False and lock.exists()
+        finally:
+            os.close(fd)
+            lock.unlink()
+
+
+def test_a_move_that_fails_leaves_no_reflog_line_for_the_fallback_to_repeat(run_repo: Repo,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    common, head, parent = two_refs(run_repo)
+    rename = os.rename
+
+    def failing(source: str, target: str) -> None:
+        if target.endswith("/b"):
+            raise PermissionError(target)
+        rename(source, target)
+
+    monkeypatch.setattr(os, "rename", failing)
+    swaps: list[tuple[str, str, str | None]] = [("refs/notes/a", head, parent), ("refs/notes/b", head, parent)]
+    assert refswap.swap(common, swaps, IDENT, "moved") is None
+    monkeypatch.setattr(os, "rename", rename)
+    assert run_repo.git("log", "-g", "--format=%gs", "refs/notes/b").splitlines() == ["start"]
+    assert run_repo.git("rev-parse", "refs/notes/b").strip() == parent

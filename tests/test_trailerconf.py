@@ -78,3 +78,31 @@ def test_a_checkpointed_commit_with_a_plain_config_starts_no_git_config(run_repo
     assert ["config"] not in started and ["interpret-trailers"] not in started, started
     point = run_repo.ledger("demo")["checkpoint"]["id"]
     assert run_repo.git("log", "-1", "--format=%B") == f"one\n\nShift-Run: demo\nShift-Checkpoint: {point}\n\n"
+
+
+def test_the_trailers_file_is_never_written_through_a_link(run_repo: Repo, tmp_path: Path) -> None:
+    """The gate writes `<git-dir>/shift/trailers` over in place: a symlink or a hard link there (a `cp -al` copy of
+    the repository) is replaced, and what it pointed at is left as it was."""
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not the repository's\n")
+    trailers = run_repo.path / ".git" / "shift" / "trailers"
+    for link in (trailers.symlink_to, lambda target: os.link(target, trailers)):
+        trailers.unlink(missing_ok=True)
+        link(outside)
+        run_repo.write("calc.py", run_repo.read("calc.py") + "# one more\n")
+        run_repo.ok("checkpoint", "--step", "one more")
+        assert run_repo.commit("one more").returncode == 0
+        assert outside.read_text() == "not the repository's\n"
+        assert not trailers.is_symlink() and trailers.stat().st_nlink == 1
+        assert "Shift-Checkpoint:" in run_repo.git("log", "-1", "--format=%B")
+
+
+def test_a_ledger_parsed_from_bytes_is_not_taken_for_its_text() -> None:
+    """rawjson takes a byte-order mark before bytes, as json does, and refuses it before text: git/rawledger.document
+    answers each form for itself, whichever the gate asked first."""
+    from shiftgit.git import rawledger
+
+    data = b'\xef\xbb\xbf{"run": "demo"}'
+    assert rawledger.document(data) == {"run": "demo"}
+    with pytest.raises(ValueError):
+        rawledger.document(data, data.decode("utf-8"))

@@ -93,8 +93,9 @@ def pre_commit(ctx: Context) -> int:
             ctx.say(gate.render(staging, problems))
             return 1
         ledger = staging.ledgers[run]  # all of its own work before the fork: each page it writes after is copied
-        _leave_trailers(gitdir, trailers(run, ledger.staged, ledger.head, staging.config),
-                        trailerconf.plain_trailer_config(ctx.env, ctx.root))
+        trailerconf.leave(os.path.join(gitdir, "shift", TRAILERS), trailers(run, ledger.staged, ledger.head,
+                                                                            staging.config),
+                          trailerconf.plain_trailer_config(ctx.env, ctx.root))
         passed = waiter.leave(gitdir, rest, ctx.environ, changes, objects.cat)  # forked once it passed: see there
     (passed or rest)()  # the child does the rest and writes the note: git goes on
     return 0
@@ -210,17 +211,6 @@ def trailers(run: str, staged: bytes | None, head: bytes | None, config: Mapping
     if not config.get("trailers", True) or point is None or (before and before.get("id") == point.get("id")):
         return []
     return [f"Shift-Run: {run}", f"Shift-Checkpoint: {point['id']}"]
-
-
-def _leave_trailers(gitdir: str, lines: list[str], plain: bool = False) -> None:
-    """For the commit-msg shim of the same `git commit` (same parent pid); `plain`: no config moves trailers. Written
-    over in place (read once this process has exited): ext4 flushes the data of a file truncated to nothing at close
-    (~1 ms), and a new file costs an inode (0.02-0.2 ms here)."""
-    path = os.path.join(gitdir, "shift", TRAILERS)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o666), "wb") as out:
-        out.write("".join(f"{line}\n" for line in [f"{os.getppid()}{' plain' if plain else ''}", *lines]).encode())
-        out.truncate()
 
 
 def commit_msg(ctx: Context) -> int:

@@ -27,15 +27,16 @@ def document(data: bytes, text: str | None = None) -> Any:
     """rawjson.loads of DATA (or of TEXT, DATA decoded), raising ValueError as it does, parsed once per bytes object
     for the few last asked: the commit gate's rules and its trailers read the same staged and HEAD ledgers (~0.1 ms
     a parse at 48 KB). The documents are shared: do not change them."""
-    hit = _PARSED.get(id(data))
+    key = (id(data), text is None)  # bytes and text parse alike but for a BOM, which only bytes may start with
+    hit = _PARSED.get(key)
     if hit is not None and hit[0] is data:
         return hit[1]
     found = rawjson.loads(data if text is None else text)
     if len(_PARSED) >= KEEP_PARSED:  # the gate of a pushed range (git/ci.py) parses ledgers by the thousand
         _PARSED.clear()
-    _PARSED[id(data)] = (data, found)
+    _PARSED[key] = (data, found)
     return found
 
 
 KEEP_PARSED = 8
-_PARSED: dict[int, tuple[bytes, Any]] = {}
+_PARSED: dict[tuple[int, bool], tuple[bytes, Any]] = {}

@@ -100,8 +100,13 @@ def _swap(common: str, swaps: list[tuple[str, str, str | None]], ident: bytes, m
             held[i] = (path, -1)
             logs.append(os.open(os.path.join(common, "logs", *ref.split("/")), os.O_WRONLY | os.O_APPEND))
         for (path, _), log, (_, new, old) in zip(held, logs, ordered, strict=True):
+            size = os.fstat(log).st_size
             os.write(log, f"{old or '0' * len(new)} {new} ".encode() + ident + f"\t{message}\n".encode())
-            os.rename(f"{path}.lock", path)
+            try:
+                os.rename(f"{path}.lock", path)
+            except OSError:
+                os.ftruncate(log, size)  # the line of a move not made: the caller's update-ref writes its own
+                raise
             moved += 1
         return True
     except OSError:

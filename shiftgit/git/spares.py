@@ -49,8 +49,12 @@ class Spares:
             return None
         path, fd = spare
         try:
+            # now, not when the spare was made: a lock's age is how git/reflocks.py tells a killed writer's lock
+            os.utime(fd)
             os.link(path, target)
         except OSError as exc:
+            if isinstance(exc, FileExistsError) and _linked(fd):  # NFS: a retried LINK whose first try made it
+                return fd
             os.close(fd)
             if isinstance(exc, FileExistsError):
                 raise
@@ -79,3 +83,10 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def _linked(fd: int) -> bool:
+    try:
+        return os.fstat(fd).st_nlink == 2
+    except OSError:
+        return False
