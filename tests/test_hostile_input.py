@@ -246,3 +246,19 @@ def test_a_sha256_repository_checkpoints_commits_syncs_and_rolls_back(tmp_path: 
     pushed = subprocess.run(["git", f"--git-dir={remote}", "for-each-ref", "refs/shift/"], capture_output=True,
                             text=True, check=True).stdout
     assert "refs/shift/snapshots/demo" in pushed
+
+
+def test_a_record_without_a_field_the_schema_leaves_optional_is_named_in_the_ledgers_words(run_repo: Repo) -> None:
+    """A hand-edited effect without `created_at` passes the schema but no record can hold it: one line naming the
+    record and the field (not Python's `__init__()` wording), exit 2, the ledger left as it is."""
+    run_repo.ok("effect", "run", "--key", "k1", "--kind", "job", "--repeatable", "--", "true")
+    ledger = run_repo.ledger("demo")
+    del ledger["effects"][0]["created_at"]
+    run_repo.ledger_path("demo").write_text(json.dumps(ledger, indent=2, sort_keys=True) + "\n")
+    before = run_repo.ledger_path("demo").read_bytes()
+    for args in (("show",), ("checkpoint", "--step", "s")):
+        proc = run_repo.sg(*args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "invalid ledger: effect record without 'created_at'" in proc.stderr and "__init__" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+    assert run_repo.ledger_path("demo").read_bytes() == before

@@ -86,8 +86,20 @@ def parse_ledger(text: str | bytes, where: str) -> Ledger:
     try:
         return Ledger.from_dict(document)
     except (TypeError, ValueError, KeyError) as exc:  # what the schema allows and a record cannot hold (a hand-made
-        raise LedgerError(f"{where}: invalid ledger: {summary([str(exc)])} — fix it, or restore it with "  # ledger)
+        raise LedgerError(f"{where}: invalid ledger: {summary([_record_problem(exc)])} — fix it, or restore it with "
                           f"`git checkout -- {where}`") from None
+
+
+def _record_problem(exc: Exception) -> str:
+    """A record's refusal in the ledger's words: `Effect.__init__() missing 1 required keyword-only argument:
+    'created_at'` is an "effect record without 'created_at'" (a field the schema leaves optional, the record needs)."""
+    import re
+
+    missing = re.fullmatch(r"(\w+)\.__init__\(\) missing \d+ required keyword-only arguments?: (.+)", str(exc))
+    if not isinstance(exc, TypeError) or missing is None:
+        return str(exc)
+    kind = re.sub(r"(?<!^)(?=[A-Z])", " ", missing.group(1)).lower()
+    return f"{kind} record without {missing.group(2)}"
 
 
 SHOWN_PROBLEMS = 3
