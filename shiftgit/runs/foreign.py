@@ -218,26 +218,22 @@ def _stub(item: dict[str, Any], where: str, problem: str) -> Found | None:
     kind = kind if isinstance(kind, str) and valid_kind(kind) else "unknown"
     reversibility = item.get("reversibility")
     reversibility = reversibility if reversibility in REVERSIBILITY else "irreversible"
-    stub = Effect(key=key, kind=kind, reversibility=reversibility, state="unknown", created_at=now_iso(),
-                  attempts=min(attempts, 1 << 30))
+    why = f"a record {where} says it was {state} there, but could not be brought in ({problem})"
+    stub = Effect(key=key, kind=kind, reversibility=reversibility, state="unknown", result=textsafe.one_line(why, 600),
+                  created_at=now_iso(), attempts=min(attempts, 1 << 30))
     return Found(stub, where, (attempts, EFFECT_RANK[str(state)]), problem)
 
 
 def _unknown_here(found: Found, mine: Effect | None) -> Effect:
-    """This ledger's record of FOUND's key (or its stub), made `unknown`: a record elsewhere says it ran."""
+    """This ledger's record of FOUND's key (or FOUND's stub itself), made `unknown` with the stub's reason: a record
+    elsewhere says it ran."""
     from shiftgit.effects.approvals import now_iso
     from shiftgit.effects.runner import HISTORY_CAP
 
-    why = f"a record {found.where} says it was {_state_name(found.rank)} there, but could " \
-          f"not be brought in ({found.problem})"
-    base = mine if mine is not None else found.effect
-    note = {"at": now_iso(), "state": "unknown", "result": textsafe.one_line(why, 600)}
-    return replace(base, state="unknown", result=textsafe.one_line(why, 600), updated_at=note["at"],
-                   attempts=max(base.attempts, found.effect.attempts), history=(*base.history, note)[-HISTORY_CAP:])
-
-
-def _state_name(rank: tuple[int, int]) -> str:
-    return next((name for name, value in EFFECT_RANK.items() if value == rank[1]), "recorded")
+    base, why, at = mine if mine is not None else found.effect, found.effect.result, now_iso()
+    note = {"at": at, "state": "unknown", "result": why}
+    return replace(base, state="unknown", result=why, updated_at=at, attempts=max(base.attempts, found.effect.attempts),
+                   history=(*base.history, note)[-HISTORY_CAP:])
 
 
 def _items(data: bytes, mine: Ledger) -> list[dict[str, Any]]:
