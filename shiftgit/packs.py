@@ -17,7 +17,7 @@ import os
 
 from shiftgit import memo, staging
 from shiftgit.digests import hasher
-from shiftgit.objectdir import object_dir as object_dir  # git/quicknote.py's too (objectdir.py: why apart)
+from shiftgit.objectdir import object_dir  # apart from this module: objectdir.py says why
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import: annotations only
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from pathlib import Path
 from conftest import Repo, make_repo
 
 from shiftgit import packs
+from shiftgit.objectdir import object_dir
 from shiftgit.repo import Repo as GitRepo
 
 
@@ -133,12 +134,12 @@ def test_a_prepacked_pack_verifies_in_sha1_and_sha256_repositories(tmp_path: Pat
 
 def test_a_shared_repository_or_another_object_directory_is_not_prepacked(repo: Repo, monkeypatch) -> None:
     common = str(repo.path / ".git")
-    assert packs.object_dir(common, os.environ) == str(repo.path / ".git" / "objects")
+    assert object_dir(common, os.environ) == str(repo.path / ".git" / "objects")
     monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(repo.path / ".git" / "objects"))
-    assert packs.object_dir(common, os.environ) is None
+    assert object_dir(common, os.environ) is None
     monkeypatch.delenv("GIT_OBJECT_DIRECTORY")
     repo.git("config", "core.sharedRepository", "group")
-    assert packs.object_dir(common, os.environ) is None
+    assert object_dir(common, os.environ) is None
     assert packs.build_command(str(repo.path), common, common, 40)[4:] == []  # no packer
 
 

@@ -40,7 +40,7 @@ from shiftgit.git.rawgit import (
 )
 from shiftgit.git.rawledger import is_run_id
 from shiftgit.git.spares import Spares
-from shiftgit.packs import object_dir
+from shiftgit.objectdir import object_dir
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def _write(cat: Cat, commit: str | None, lines: list[str], note: bytes, data: by
 
 def _store(objects: list[tuple[str, bytes]], width: int, env: dict[str, str], spares: Spares | None = None) -> bool:
     """Put the objects into the repository (at the top of its work tree): written loose here, one git process
-    less, where shiftgit may write them itself (packs.object_dir); else through `git unpack-objects`."""
+    less, where shiftgit may write them itself (objectdir.py); else through `git unpack-objects`."""
     common = refswap.common_dir(_git_dir())
     try:
         if common is None:
